@@ -1,0 +1,24 @@
+/* builtin.h: the subcommands of rbscope, one cmd_<name>() per file in builtin/. */
+#ifndef RBSCOPE_BUILTIN_H
+#define RBSCOPE_BUILTIN_H
+
+/*
+ * To add a subcommand: write builtin/<name>.c with cmd_<name>(argc, argv)
+ * and usage_<name>, declare both here, and add a row to commands[] in
+ * rbscope.c. A command returns an exit code from lib/err.h.
+ */
+int cmd_snapshot(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_version[];
+
+/* Parse a pid argument; 0 and *pid, or prints an error and returns EXIT_USAGE. */
+int parse_pid(const char *s, int *pid);
+/* Attach with a one-line error and hint on failure; returns 0 or an exit code. */
+struct ruby_target;
+int attach_or_report(struct ruby_target *t, int pid);
+
+#endif

@@ -1,0 +1,27 @@
+/* elfsym.h: symbols and loadable segments of an ELF file (libruby or a static ruby), via libelf. */
+#ifndef RBSCOPE_ELFSYM_H
+#define RBSCOPE_ELFSYM_H
+
+#include <stdint.h>
+
+struct elf_segment {
+	uint64_t vaddr, memsz;
+	int writable;
+};
+
+struct elf_file {
+	void *elf; /* Elf * */
+	int fd;
+	uint64_t base_vaddr; /* lowest PT_LOAD vaddr, page aligned */
+	struct elf_segment seg[16];
+	int nseg;
+	int has_symtab;
+};
+
+/* Open path; 0, -errno or ERR_BAD_FILE. */
+int elf_open(const char *path, struct elf_file *ef);
+void elf_close(struct elf_file *ef);
+/* Look name up in .dynsym, then .symtab; 0 and *value (unrelocated) or -ENOENT. */
+int elf_lookup(struct elf_file *ef, const char *name, uint64_t *value, uint64_t *size);
+
+#endif

@@ -1,0 +1,88 @@
+/* err.c: rbscope's error messages, hints and exit codes. */
+#include "err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *err_message(int err)
+{
+	switch (err) {
+	case ERR_NO_PROCESS: return "no such process";
+	case ERR_NOT_RUBY: return "not a Ruby process";
+	case ERR_UNSUPPORTED: return "unsupported Ruby version";
+	case ERR_NO_VM: return "cannot find the Ruby VM in the process";
+	case ERR_GONE: return "the process exited";
+	case ERR_TORN: return "memory changed while it was read";
+	case ERR_CORRUPT: return "inconsistent data";
+	case ERR_BAD_FILE: return "not a valid file of that kind";
+	case ERR_USAGE: return "bad usage";
+	}
+	if (err < 0 && err > -ERR_BASE)
+		return strerror(-err);
+	return "unknown error";
+}
+
+const char *err_hint(int err)
+{
+	switch (err) {
+	case -EPERM:
+	case -EACCES:
+		return "run as root, as the process's user, or with CAP_SYS_PTRACE";
+	case ERR_NOT_RUBY:
+		return "rbscope reads CRuby (MRI) processes: is this the ruby process and not a wrapper?";
+	case ERR_UNSUPPORTED:
+		return "supported: Ruby 2.7, 3.1 and 3.3 layouts, or any Ruby whose libruby has DWARF";
+	case ERR_NO_PROCESS:
+		return "check the pid with `ps`";
+	}
+	return NULL;
+}
+
+int err_exit_code(int err)
+{
+	switch (err) {
+	case 0: return EXIT_OK;
+	case ERR_NO_PROCESS:
+	case -ESRCH: return EXIT_NO_PROCESS;
+	case -EPERM:
+	case -EACCES: return EXIT_PERMISSION;
+	case ERR_NOT_RUBY: return EXIT_NOT_RUBY;
+	case ERR_UNSUPPORTED:
+	case ERR_NO_VM: return EXIT_UNSUPPORTED;
+	case ERR_GONE: return EXIT_GONE;
+	case ERR_BAD_FILE:
+	case ERR_CORRUPT: return EXIT_BAD_INPUT;
+	case ERR_USAGE: return EXIT_USAGE;
+	case -EPIPE:
+	case -ENOSPC:
+	case -EIO: return EXIT_OUTPUT;
+	}
+	return EXIT_FAILURE_;
+}
+
+int err_report(int err, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("rbscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", err_message(err));
+	const char *hint = err_hint(err);
+	if (hint)
+		fprintf(stderr, "hint: %s\n", hint);
+	return err_exit_code(err);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("rbscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}

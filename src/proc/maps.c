@@ -1,0 +1,103 @@
+/* maps.c: the memory mappings of a process, from /proc/PID/maps. */
+#include "maps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/buf.h"
+#include "../lib/err.h"
+
+int maps_parse(const char *text, struct maps *out)
+{
+	int cap = 0;
+	out->v = NULL;
+	out->n = 0;
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		struct map_entry e = { 0 };
+		int pathpos = 0;
+		char perms[8] = "", one[4096 + 256];
+		/* Parse a NUL-terminated copy: the %n after the last field must not skip into the next line. */
+		size_t n = len < sizeof(one) - 1 ? len : sizeof(one) - 1;
+		memcpy(one, line, n);
+		one[n] = '\0';
+		if (sscanf(one, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &e.start, &e.end, perms,
+			   &e.offset, &pathpos) >= 4 && pathpos > 0 && (size_t)pathpos <= n) {
+			memcpy(e.perms, perms, 4);
+			e.path = strndup(one + pathpos, n - (size_t)pathpos);
+			if (!e.path)
+				goto oom;
+			if (out->n == cap) {
+				cap = cap ? cap * 2 : 256;
+				struct map_entry *v = realloc(out->v, (size_t)cap * sizeof(*v));
+				if (!v) {
+					free(e.path);
+					goto oom;
+				}
+				out->v = v;
+			}
+			out->v[out->n++] = e;
+		}
+		line += len + (nl ? 1 : 0);
+	}
+	return 0;
+oom:
+	maps_free(out);
+	return -ENOMEM;
+}
+
+int maps_read(pid_t pid, struct maps *out)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? ERR_NO_PROCESS : -errno;
+	struct buf b = BUF_INIT(64u << 20);
+	char chunk[65536];
+	size_t n;
+	int err = 0;
+	while (!err && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		err = buf_add(&b, chunk, n);
+	if (ferror(f) && !err)
+		err = errno == ESRCH ? ERR_GONE : -errno;
+	fclose(f);
+	if (!err)
+		err = maps_parse(buf_str(&b), out);
+	buf_free(&b);
+	return err;
+}
+
+void maps_free(struct maps *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+const struct map_entry *maps_find(const struct maps *m, uint64_t addr)
+{
+	int lo = 0, hi = m->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+int maps_readable(const struct maps *m, uint64_t addr, uint64_t len)
+{
+	const struct map_entry *e = maps_find(m, addr);
+	return e && e->perms[0] == 'r' && len <= e->end - addr;
+}

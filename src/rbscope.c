@@ -1,0 +1,120 @@
+/* rbscope.c: the rbscope command: global options, the table of subcommands, and dispatch. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "lib/err.h"
+#include "ruby/target.h"
+
+#ifndef RBSCOPE_VERSION
+#define RBSCOPE_VERSION "0.1.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "snapshot", cmd_snapshot, usage_snapshot, "print every Ruby thread's stack, now" },
+	{ "record", cmd_record, usage_record, "sample stacks into a profile" },
+	{ "top", cmd_top, usage_top, "live view of the functions using the most time" },
+	{ "report", cmd_report, usage_report, "turn a --raw recording into any format" },
+	{ "version", cmd_version, usage_version, "print rbscope's version and supported Rubies" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char usage_version[] = "usage: rbscope version\n";
+
+int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("rbscope %s\nsupported Ruby layouts:", RBSCOPE_VERSION);
+	for (int i = 0; ruby_layouts[i]; i++)
+		printf(" %s", ruby_layouts[i]->version);
+	printf("\n");
+	return EXIT_OK;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rbscope [--version] [--help] <command> [<args>]\n\n"
+		   "See what a running Ruby process is doing, from outside.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'rbscope help <command>' shows a command's options.\n");
+}
+
+int parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v <= 0 || v > 0x3fffffff) {
+		error("'%s' is not a process id", s);
+		return EXIT_USAGE;
+	}
+	*pid = (int)v;
+	return 0;
+}
+
+int attach_or_report(struct ruby_target *t, int pid)
+{
+	int err = ruby_target_attach(t, pid);
+	if (!err)
+		return 0;
+	if (err == ERR_UNSUPPORTED)
+		err_report(err, "process %d runs Ruby %s", pid, t->version);
+	else
+		err_report(err, "cannot attach to process %d", pid);
+	ruby_target_detach(t);
+	return err_exit_code(err);
+}
+
+static const struct command *find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	/* A closed pipe must be an error we report, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(name, "--version"))
+		return cmd_version(0, NULL);
+	if (!strcmp(name, "help")) {
+		const struct command *c = argc > 2 ? find(argv[2]) : NULL;
+		if (argc > 2 && !c) {
+			error("'%s' is not an rbscope command", argv[2]);
+			return EXIT_USAGE;
+		}
+		if (c)
+			fputs(c->usage, stdout);
+		else
+			usage(stdout);
+		return EXIT_OK;
+	}
+	const struct command *c = find(name);
+	if (!c) {
+		error("'%s' is not an rbscope command; see 'rbscope --help'", name);
+		return EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,39 @@
+/* iseq.h: what rbscope caches of an instruction sequence: names, path and its pc -> line table. */
+#ifndef RBSCOPE_ISEQ_H
+#define RBSCOPE_ISEQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target.h"
+
+struct iseq_info {
+	uint64_t addr;
+	uint32_t label, path; /* strtab ids */
+	uint32_t qualified;   /* "Foo#bar" for methods, once the owner is known; 0 before */
+	int32_t first_lineno;
+	int type;
+	uint64_t encoded;     /* iseq_encoded */
+	uint32_t iseq_size;
+	uint32_t ninfo;
+	int32_t *lines;       /* line of each insns_info entry */
+	uint32_t *positions;  /* when the iseq still has them, else NULL */
+	uint64_t *succ;       /* the succinct index table, copied whole, else NULL */
+	size_t succ_words;
+	uint64_t local_iseq;  /* the method iseq a block belongs to, 0 if none */
+	int owner_tried;
+};
+
+/* The cached info of the iseq at addr, reading it on first sight; NULL if it does not validate. */
+struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr);
+/* The source line executing at pc (a frame's saved pc), or the iseq's first line. */
+int32_t iseq_line(const struct iseq_info *is, uint64_t pc);
+/*
+ * Rank query on Ruby's succinct bit vector (iseq.c, since 2.6): 54 bits kept
+ * 7-bit-rank-packed in 6 words, then blocks of 512 bits with their ranks.
+ * Exposed for unit tests.
+ */
+int iseq_succ_rank(const uint64_t *succ, size_t words, uint32_t pos);
+void iseq_info_free(struct iseq_info *is);
+
+#endif

@@ -1,0 +1,54 @@
+/* layout_fields.h: the list of VM struct offsets and constants a Ruby layout carries (an X-macro). */
+/*
+ * Each X(name) is one int64_t member of struct ruby_layout. Offsets are in
+ * bytes; a field that does not exist in a version is -1. tools/layout-probe.c
+ * must define F_<name> for every entry, so the generator cannot forget one.
+ */
+#define RUBY_LAYOUT_FIELDS(X) \
+	/* identity */ \
+	X(api_major) X(api_minor) X(api_teeny) \
+	/* special constants and object flags */ \
+	X(qfalse) X(qtrue) X(qnil) X(qundef) \
+	X(t_mask) X(t_object) X(t_class) X(t_module) X(t_string) X(t_array) X(t_iclass) X(t_imemo) \
+	X(fl_ushift) X(fl_singleton) X(imemo_mask) X(imemo_ment) X(imemo_iseq) \
+	X(rbasic_flags) X(rbasic_klass) \
+	/* RString: len_in_flags is 1 when embedded strings keep their length in flags */ \
+	X(rstring_noembed) X(rstring_embed_len_mask) X(rstring_embed_len_shift) \
+	X(rstring_len) X(rstring_heap_len) X(rstring_heap_ptr) X(rstring_embed_ary) \
+	/* RArray */ \
+	X(rarray_embed_flag) X(rarray_embed_len_mask) X(rarray_embed_len_shift) \
+	X(rarray_heap_len) X(rarray_heap_ptr) X(rarray_embed_ary) \
+	/* rb_vm_t and rb_ractor_t: where the thread list and the GVL owner live */ \
+	X(vm_main_thread) X(vm_main_ractor) X(vm_living_threads) X(vm_gvl_owner) \
+	X(ractor_threads_set) X(ractor_gvl_owner) \
+	/* rb_thread_t */ \
+	X(th_lt_node) X(th_self) X(th_ractor) X(th_vm) X(th_ec) X(th_name) \
+	X(th_status_byte) X(th_status_shift) X(th_status_bits) \
+	X(th_tid) X(th_nt) X(nt_tid) X(th_thread_id) X(th_unblock_func) \
+	X(thread_runnable) X(thread_stopped) X(thread_stopped_forever) X(thread_killed) \
+	/* rb_execution_context_t and rb_control_frame_t */ \
+	X(ec_vm_stack) X(ec_vm_stack_size) X(ec_cfp) X(ec_thread_ptr) \
+	X(cfp_size) X(cfp_pc) X(cfp_sp) X(cfp_iseq) X(cfp_self) X(cfp_ep) \
+	X(frame_magic_mask) X(frame_magic_method) X(frame_magic_block) X(frame_magic_class) \
+	X(frame_magic_top) X(frame_magic_cfunc) X(frame_magic_ifunc) X(frame_magic_eval) \
+	X(frame_magic_rescue) X(frame_magic_dummy) X(frame_flag_cframe) X(frame_flag_bmethod) X(env_flag_local) \
+	X(env_index_me_cref) X(env_index_specval) X(env_index_flags) \
+	/* rb_iseq_t and its constant body */ \
+	X(iseq_body) X(body_type) X(body_type_size) X(body_pathobj) X(body_label) X(body_base_label) \
+	X(body_first_lineno) X(body_first_lineno_size) X(body_iseq_encoded) X(body_iseq_size) \
+	X(body_insns_info_body) X(body_insns_info_positions) X(body_insns_info_size) \
+	X(body_succ_index_table) X(insn_info_size) X(insn_info_line_no) \
+	X(iseq_type_top) X(iseq_type_method) X(iseq_type_block) X(iseq_type_class) \
+	X(iseq_type_rescue) X(iseq_type_ensure) X(iseq_type_eval) X(iseq_type_main) \
+	/* method entries and definitions */ \
+	X(me_flags) X(me_defined_class) X(me_def) X(me_called_id) X(me_owner) \
+	X(def_type_byte) X(def_type_shift) X(def_type_bits) X(def_original_id) \
+	X(method_type_iseq) X(method_type_cfunc) X(method_type_bmethod) \
+	/* classes: the extension is a pointer (classext_ptr) or follows the RClass (classext_inline) */ \
+	X(rclass_size) X(classext_ptr) X(classext_inline) X(classext_iv_tbl) X(classext_iv_ptr) \
+	X(classext_classpath) X(classext_attached_object) \
+	/* st_table */ \
+	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
+	/* the global symbol table (rb_symbols_t) and ID encoding */ \
+	X(symbols_size) X(symbols_last_id) X(symbols_str_sym) X(symbols_ids) \
+	X(id_entry_unit) X(id_entry_size) X(id_scope_shift) X(last_op_id) X(id_serial_each)

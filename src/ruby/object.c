@@ -1,0 +1,244 @@
+/* object.c: reading Ruby objects (strings, arrays, IDs, class names) out of a target's memory. */
+#include "object.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "../lib/err.h"
+
+int ruby_is_heap(const struct ruby_target *t, uint64_t v)
+{
+	/* Immediates (Fixnum, Symbol, Flonum) have low bits set; the specials are small. */
+	return v && !(v & 7) && v != (uint64_t)t->L->qnil && v != (uint64_t)t->L->qtrue &&
+	       v != (uint64_t)t->L->qundef && v > 0xffff;
+}
+
+int ruby_type_of(struct ruby_target *t, uint64_t v, uint64_t *flags)
+{
+	if (!ruby_is_heap(t, v))
+		return ERR_CORRUPT;
+	uint64_t f;
+	int err = mem_read_u64(&t->mem, v + (uint64_t)t->L->rbasic_flags, &f);
+	if (err)
+		return err;
+	if (flags)
+		*flags = f;
+	return (int)(f & (uint64_t)t->L->t_mask);
+}
+
+int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
+{
+	const struct ruby_layout *L = t->L;
+	unsigned char hdr[48];
+	out[0] = '\0';
+	if (!ruby_is_heap(t, v))
+		return ERR_CORRUPT;
+	int err = mem_read(&t->mem, v, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	uint64_t flags;
+	memcpy(&flags, hdr + L->rbasic_flags, 8);
+	if ((flags & (uint64_t)L->t_mask) != (uint64_t)L->t_string)
+		return ERR_CORRUPT;
+	uint64_t len, ptr;
+	if (flags & (uint64_t)L->rstring_noembed) {
+		memcpy(&len, hdr + L->rstring_heap_len, 8);
+		memcpy(&ptr, hdr + L->rstring_heap_ptr, 8);
+	} else {
+		if (L->rstring_len >= 0)
+			memcpy(&len, hdr + L->rstring_len, 8);
+		else
+			len = (flags & (uint64_t)L->rstring_embed_len_mask) >> L->rstring_embed_len_shift;
+		ptr = v + (uint64_t)L->rstring_embed_ary;
+	}
+	if (len > RUBY_STR_MAX * 16)
+		return ERR_CORRUPT;
+	size_t n = len < cap - 1 ? (size_t)len : cap - 1;
+	if (ptr + n <= v + sizeof(hdr) && ptr >= v) {
+		memcpy(out, hdr + (ptr - v), n); /* short embedded strings came with the header */
+	} else if (n) {
+		err = mem_read(&t->mem, ptr, out, n);
+		if (err)
+			return err;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out)
+{
+	const struct ruby_layout *L = t->L;
+	unsigned char hdr[40];
+	if (!ruby_is_heap(t, v))
+		return ERR_CORRUPT;
+	int err = mem_read(&t->mem, v, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	uint64_t flags, len, ptr;
+	memcpy(&flags, hdr + L->rbasic_flags, 8);
+	if ((flags & (uint64_t)L->t_mask) != (uint64_t)L->t_array)
+		return ERR_CORRUPT;
+	if (flags & (uint64_t)L->rarray_embed_flag) {
+		len = (flags & (uint64_t)L->rarray_embed_len_mask) >> L->rarray_embed_len_shift;
+		ptr = v + (uint64_t)L->rarray_embed_ary;
+	} else {
+		memcpy(&len, hdr + L->rarray_heap_len, 8);
+		memcpy(&ptr, hdr + L->rarray_heap_ptr, 8);
+	}
+	if (i >= len)
+		return -ERANGE;
+	return mem_read_u64(&t->mem, ptr + i * 8, out);
+}
+
+static int symbols_lookup(struct ruby_target *t, uint64_t symbols, uint64_t id, char *out, size_t cap)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t serial = id > (uint64_t)L->last_op_id ? id >> L->id_scope_shift : id;
+	uint32_t last_id;
+	uint64_t ids, chunk, str;
+	int err = mem_read_u32(&t->mem, symbols + (uint64_t)L->symbols_last_id, &last_id);
+	if (!err && serial > last_id)
+		err = -ERANGE;
+	if (!err)
+		err = mem_read_u64(&t->mem, symbols + (uint64_t)L->symbols_ids, &ids);
+	if (!err)
+		err = ruby_read_array_elt(t, ids, serial / (uint64_t)L->id_entry_unit, &chunk);
+	if (!err)
+		err = ruby_read_array_elt(t, chunk, (serial % (uint64_t)L->id_entry_unit) * (uint64_t)L->id_entry_size, &str);
+	if (!err)
+		err = ruby_read_string(t, str, out, cap);
+	return err;
+}
+
+int ruby_symbols_valid(struct ruby_target *t, uint64_t addr)
+{
+	char name[16];
+	uint64_t each = ((uint64_t)t->L->id_serial_each << t->L->id_scope_shift) | 1; /* a local ID */
+	return !symbols_lookup(t, addr, each, name, sizeof(name)) && !strcmp(name, "each");
+}
+
+uint32_t ruby_id_name(struct ruby_target *t, uint64_t id)
+{
+	uint64_t *hit = map_get(&t->ids, id);
+	if (hit)
+		return (uint32_t)(*hit - 1);
+	char name[256];
+	int64_t sid = 0;
+	if (t->symbols && !symbols_lookup(t, t->symbols, id, name, sizeof(name)))
+		sid = strtab_intern(&t->strs, name, strlen(name));
+	if (sid < 0)
+		return 0;
+	map_put(&t->ids, id, (uint64_t)sid + 1);
+	return (uint32_t)sid;
+}
+
+/* The classext of klass: a pointer in the RClass (<= 3.2) or the memory after it (3.3+). */
+static int classext(struct ruby_target *t, uint64_t klass, uint64_t *ext)
+{
+	if (t->L->classext_inline >= 0) {
+		*ext = klass + (uint64_t)t->L->classext_inline;
+		return 0;
+	}
+	return mem_read_u64(&t->mem, klass + (uint64_t)t->L->classext_ptr, ext);
+}
+
+/* Look for the hidden instance variables of a class in its st_table (Rubies without a classpath field). */
+static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, uint64_t *attached)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t tbl, hdr[8];
+	int err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl);
+	if (err || !tbl)
+		return err ? err : -ENOENT;
+	if ((err = mem_read(&t->mem, tbl, hdr, sizeof(hdr))))
+		return err;
+	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+		 bound = hdr[L->st_entries_bound / 8];
+	if (bound < start || bound - start > 64)
+		return ERR_CORRUPT;
+	unsigned char ebuf[64 * 24];
+	size_t esz = (size_t)L->st_entry_size, n = (size_t)(bound - start);
+	if (esz * n > sizeof(ebuf))
+		return ERR_CORRUPT;
+	if ((err = mem_read(&t->mem, entries + start * esz, ebuf, esz * n)))
+		return err;
+	uint64_t tmp = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key, rec;
+		memcpy(&key, ebuf + i * esz + L->st_entry_key, 8);
+		memcpy(&rec, ebuf + i * esz + L->st_entry_record, 8);
+		if (!key || key == (uint64_t)L->qundef)
+			continue;
+		if (!t->id_classpath || !t->id_attached || !t->id_tmp_classpath) {
+			const char *s = strtab_get(&t->strs, ruby_id_name(t, key));
+			if (!strcmp(s, "__classpath__"))
+				t->id_classpath = key;
+			else if (!strcmp(s, "__tmp_classpath__"))
+				t->id_tmp_classpath = key;
+			else if (!strcmp(s, "__attached__"))
+				t->id_attached = key;
+		}
+		if (key == t->id_classpath)
+			*classpath = rec;
+		else if (key == t->id_tmp_classpath)
+			tmp = rec;
+		else if (key == t->id_attached)
+			*attached = rec;
+	}
+	if (!*classpath)
+		*classpath = tmp;
+	return 0;
+}
+
+static uint32_t class_name_uncached(struct ruby_target *t, uint64_t klass, int *singleton, int depth)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t flags, ext, classpath = 0, attached = 0;
+	int type = ruby_type_of(t, klass, &flags);
+	if (type < 0 || classext(t, klass, &ext))
+		return 0;
+	if (type == L->t_iclass) {
+		uint64_t mod;
+		if (depth > 2 || mem_read_u64(&t->mem, klass + (uint64_t)L->rbasic_klass, &mod))
+			return 0;
+		return class_name_uncached(t, mod, singleton, depth + 1);
+	}
+	if (type != L->t_class && type != L->t_module)
+		return 0;
+	if (L->classext_classpath >= 0) {
+		mem_read_u64(&t->mem, ext + (uint64_t)L->classext_classpath, &classpath);
+		if (flags & (uint64_t)L->fl_singleton)
+			mem_read_u64(&t->mem, ext + (uint64_t)L->classext_attached_object, &attached);
+	} else {
+		class_ivar(t, ext, &classpath, &attached);
+	}
+	if ((flags & (uint64_t)L->fl_singleton) && attached && depth < 2) {
+		/* Foo's singleton class: name it after Foo when Foo is a class or module. */
+		int at = ruby_type_of(t, attached, NULL);
+		if (at == L->t_class || at == L->t_module) {
+			int dummy;
+			*singleton = 1;
+			return class_name_uncached(t, attached, &dummy, depth + 1);
+		}
+		return 0;
+	}
+	char name[512];
+	if (!classpath || ruby_read_string(t, classpath, name, sizeof(name)) || !name[0])
+		return 0;
+	int64_t sid = strtab_intern(&t->strs, name, strlen(name));
+	return sid < 0 ? 0 : (uint32_t)sid;
+}
+
+uint32_t ruby_class_name(struct ruby_target *t, uint64_t klass, int *singleton)
+{
+	/* The cache keeps the singleton bit in the top bit of the value. */
+	uint64_t *hit = map_get(&t->classes, klass);
+	if (hit) {
+		*singleton = (int)(*hit >> 63);
+		return (uint32_t)((*hit & ~(1ULL << 63)) - 1);
+	}
+	*singleton = 0;
+	uint32_t sid = class_name_uncached(t, klass, singleton, 0);
+	map_put(&t->classes, klass, ((uint64_t)sid + 1) | ((uint64_t)!!*singleton << 63));
+	return sid;
+}

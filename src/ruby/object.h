@@ -1,0 +1,28 @@
+/* object.h: reading Ruby objects (strings, arrays, IDs, class names) out of a target's memory. */
+#ifndef RBSCOPE_OBJECT_H
+#define RBSCOPE_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target.h"
+
+/* Longest string rbscope reads for a label, path or name. */
+#define RUBY_STR_MAX 4096
+
+/* Read the String at v into out (NUL-terminated, truncated to cap-1); 0 or negative. */
+int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap);
+/* Element i of the Array at v; 0 or negative. */
+int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out);
+/* Is v a heap object (not an immediate, not nil/false/true/undef)? */
+int ruby_is_heap(const struct ruby_target *t, uint64_t v);
+/* The type (T_xxx) of the heap object at v; negative on error. */
+int ruby_type_of(struct ruby_target *t, uint64_t v, uint64_t *flags);
+/* The interned name of an ID (strtab id, 0 = unknown). */
+uint32_t ruby_id_name(struct ruby_target *t, uint64_t id);
+/* The interned path of a class or module ("Foo::Bar", 0 = anonymous); *singleton set for "Foo." */
+uint32_t ruby_class_name(struct ruby_target *t, uint64_t klass, int *singleton);
+/* Does the symbol table at addr validate (used by the scan)? */
+int ruby_symbols_valid(struct ruby_target *t, uint64_t addr);
+
+#endif

@@ -1,0 +1,58 @@
+/* target.h: a Ruby process under observation: its libruby, version, layout, VM and symbol table. */
+#ifndef RBSCOPE_TARGET_H
+#define RBSCOPE_TARGET_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../lib/map.h"
+#include "../lib/strtab.h"
+#include "../proc/maps.h"
+#include "../proc/mem.h"
+#include "layout.h"
+
+struct iseq_info;
+
+/*
+ * Everything found once at attach time, plus the caches that make a
+ * steady-state sample cheap. A target is used by one thread at a time.
+ */
+struct ruby_target {
+	pid_t pid;
+	struct mem mem;
+	struct maps maps;
+	const struct ruby_layout *L;
+	char version[32];
+	char description[160];
+	char lib_path[PATH_MAX]; /* libruby, or the ruby executable when static */
+	uint64_t bias;           /* load bias of lib_path */
+	uint64_t vm;             /* rb_vm_t * */
+	uint64_t symbols;        /* &ruby_global_symbols, 0 if not found */
+	const char *vm_how;      /* "symbol" or "scan", for -v output */
+	size_t th_read_len;      /* bytes of rb_thread_t read per thread */
+
+	/* caches, see names.c */
+	struct strtab strs;
+	struct map iseqs;   /* iseq address -> index in iseq_v + 1 */
+	struct iseq_info *iseq_v;
+	size_t iseq_n, iseq_cap;
+	struct map ids;     /* ID -> string id + 1 */
+	struct map classes; /* class VALUE -> string id + 1 (0 name: anonymous) */
+	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
+	int verbose;
+};
+
+/*
+ * Attach to pid: find libruby (through /proc/PID/root, so containers work),
+ * read the version from the target's memory, choose the layout, find the
+ * VM (exported pointer or validated scan) and the global symbol table.
+ * Returns 0 or ERR_NO_PROCESS, -EPERM, ERR_NOT_RUBY, ERR_UNSUPPORTED, ERR_NO_VM.
+ * The target is not stopped.
+ */
+int ruby_target_attach(struct ruby_target *t, pid_t pid);
+void ruby_target_detach(struct ruby_target *t);
+/* Drop every cache (after the target forks or execs, or to bound memory). */
+void ruby_target_flush(struct ruby_target *t);
+
+#endif

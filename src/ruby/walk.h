@@ -1,0 +1,62 @@
+/* walk.h: one sample of every Ruby thread's stack, read from the target without stopping it. */
+#ifndef RBSCOPE_WALK_H
+#define RBSCOPE_WALK_H
+
+#include <stdint.h>
+
+#include "target.h"
+
+enum frame_kind { FRAME_RUBY = 0, FRAME_CFUNC = 1, FRAME_TRUNCATED = 2 };
+
+struct ruby_frame {
+	uint32_t name;  /* strtab id: "Foo#bar", "block in Foo#bar", "Hash#key?" */
+	uint32_t path;  /* strtab id; for C methods, the calling Ruby frame's path */
+	int32_t line;
+	uint32_t kind;
+};
+
+enum thread_state {
+	THREAD_RUNNING,  /* holds the GVL */
+	THREAD_GVL_WAIT, /* runnable, waiting for the GVL */
+	THREAD_BLOCKED,  /* in a blocking region: I/O or a C call without the GVL */
+	THREAD_SLEEPING, /* sleep, Queue#pop, Mutex#lock, join */
+	THREAD_KILLED,
+};
+
+struct ruby_thread_sample {
+	uint64_t th;
+	int32_t tid;        /* kernel thread id, 0 if unknown */
+	uint32_t name;      /* strtab id of Thread#name, 0 if none */
+	int state;          /* enum thread_state */
+	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for */
+	int main;           /* the main thread */
+	int nframes;
+	struct ruby_frame *frames; /* innermost first, inside the sample's frame array */
+};
+
+#define WALK_MAX_THREADS 256
+#define WALK_MAX_FRAMES 4096      /* per thread; deeper stacks keep their innermost frames */
+#define WALK_MAX_TOTAL (1u << 16) /* frames in one sample */
+
+struct ruby_sample {
+	int nthreads;
+	struct ruby_thread_sample threads[WALK_MAX_THREADS];
+	struct ruby_frame frames[WALK_MAX_TOTAL];
+	uint32_t nframes_total;
+	uint32_t torn;    /* threads dropped after retries because their stack moved under the read */
+	uint32_t retried; /* re-reads that succeeded */
+};
+
+enum {
+	WALK_KSTATE = 1, /* read each thread's kernel state */
+};
+
+/*
+ * Take one sample. Returns 0 (threads that could not be read consistently are
+ * counted in torn and left out), ERR_GONE if the target exited, or another
+ * negative code when the VM itself cannot be read.
+ */
+int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags);
+const char *ruby_thread_state_name(int state);
+
+#endif

@@ -1,0 +1,261 @@
+/* layout-probe.c: compiled against one Ruby's own source headers, prints that Ruby's struct ruby_layout. */
+/*
+ * Built and run by tools/gen-layouts, never by the rbscope build. Version
+ * differences live here, as #if on the Ruby headers' own version macros, so
+ * that the walker in src/ruby/ reads only data. Every field of
+ * RUBY_LAYOUT_FIELDS must have an F_<name> below or this file does not compile.
+ */
+#include "ruby/ruby.h"
+#include "ruby/version.h"
+
+#define V(maj, min) (RUBY_API_VERSION_MAJOR * 100 + RUBY_API_VERSION_MINOR >= (maj) * 100 + (min))
+#include "ruby/encoding.h" /* 2.7's internal.h wants it first */
+#include "vm_core.h"
+#include "iseq.h"
+#include "method.h"
+#include "symbol.h"
+#if V(2, 8)
+#include "internal/class.h"
+#else
+#include "internal.h"
+#endif
+#if RUBY_API_VERSION_MAJOR >= 3
+#include "ractor_core.h"
+#endif
+#include "version.h"
+#include "probe_private.h" /* st.c and symbol.c private definitions, extracted by gen-layouts */
+#include <stdio.h>
+#include <string.h>
+#include "layout_fields.h"
+#define OFF(type, member) ((long long)offsetof(type, member))
+#define NONE (-1LL)
+
+/* Bit-fields have no offsetof: set every bit of one in a zeroed struct and look. */
+#define BITPOS(type, member, what) bitpos(({ static type t_; memset(&t_, 0, sizeof t_); \
+	t_.member = -1; (const unsigned char *)&t_; }), sizeof(type), what)
+static long long bitpos(const unsigned char *p, size_t n, int what)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i])
+			continue;
+		int shift = __builtin_ctz(p[i]), bits = __builtin_popcount(p[i]);
+		return what == 0 ? (long long)i : what == 1 ? shift : bits;
+	}
+	return -1;
+}
+
+#define F_api_major RUBY_API_VERSION_MAJOR
+#define F_api_minor RUBY_API_VERSION_MINOR
+#define F_api_teeny RUBY_VERSION_TEENY
+#define F_qfalse RUBY_Qfalse
+#define F_qtrue RUBY_Qtrue
+#define F_qnil RUBY_Qnil
+#define F_qundef RUBY_Qundef
+#define F_t_mask RUBY_T_MASK
+#define F_t_object RUBY_T_OBJECT
+#define F_t_class RUBY_T_CLASS
+#define F_t_module RUBY_T_MODULE
+#define F_t_string RUBY_T_STRING
+#define F_t_array RUBY_T_ARRAY
+#define F_t_iclass RUBY_T_ICLASS
+#define F_t_imemo RUBY_T_IMEMO
+#define F_fl_ushift RUBY_FL_USHIFT
+#define F_fl_singleton FL_SINGLETON
+#define F_imemo_mask IMEMO_MASK
+#define F_imemo_ment imemo_ment
+#define F_imemo_iseq imemo_iseq
+#define F_rbasic_flags OFF(struct RBasic, flags)
+#define F_rbasic_klass OFF(struct RBasic, klass)
+
+#define F_rstring_noembed RSTRING_NOEMBED
+#if V(3, 2)
+#define F_rstring_embed_len_mask 0
+#define F_rstring_embed_len_shift 0
+#define F_rstring_len OFF(struct RString, len)
+#define F_rstring_heap_len OFF(struct RString, len)
+#define F_rstring_embed_ary OFF(struct RString, as.embed.ary)
+#else
+#define F_rstring_embed_len_mask RSTRING_EMBED_LEN_MASK
+#define F_rstring_embed_len_shift RSTRING_EMBED_LEN_SHIFT
+#define F_rstring_len NONE
+#define F_rstring_heap_len OFF(struct RString, as.heap.len)
+#if V(3, 1)
+#define F_rstring_embed_ary OFF(struct RString, as.embed.ary)
+#else
+#define F_rstring_embed_ary OFF(struct RString, as.ary)
+#endif
+#endif
+#define F_rstring_heap_ptr OFF(struct RString, as.heap.ptr)
+
+#define F_rarray_embed_flag RARRAY_EMBED_FLAG
+#define F_rarray_embed_len_mask RARRAY_EMBED_LEN_MASK
+#define F_rarray_embed_len_shift RARRAY_EMBED_LEN_SHIFT
+#define F_rarray_heap_len OFF(struct RArray, as.heap.len)
+#define F_rarray_heap_ptr OFF(struct RArray, as.heap.ptr)
+#define F_rarray_embed_ary OFF(struct RArray, as.ary)
+
+#if V(3, 0)
+#define F_vm_main_thread OFF(rb_vm_t, ractor.main_thread)
+#define F_vm_main_ractor OFF(rb_vm_t, ractor.main_ractor)
+#define F_vm_living_threads NONE
+#define F_vm_gvl_owner NONE
+#define F_ractor_threads_set OFF(rb_ractor_t, threads.set)
+#if V(3, 3)
+#define F_ractor_gvl_owner OFF(rb_ractor_t, threads.sched.running)
+#else
+#define F_ractor_gvl_owner OFF(rb_ractor_t, threads.gvl.owner)
+#endif
+#define F_th_lt_node OFF(rb_thread_t, lt_node)
+#define F_th_ractor OFF(rb_thread_t, ractor)
+#else
+#define F_vm_main_thread OFF(rb_vm_t, main_thread)
+#define F_vm_main_ractor NONE
+#define F_vm_living_threads OFF(rb_vm_t, living_threads)
+#define F_vm_gvl_owner OFF(rb_vm_t, gvl.owner)
+#define F_ractor_threads_set NONE
+#define F_ractor_gvl_owner NONE
+#define F_th_lt_node OFF(rb_thread_t, vmlt_node)
+#define F_th_ractor NONE
+#endif
+#define F_th_self OFF(rb_thread_t, self)
+#define F_th_vm OFF(rb_thread_t, vm)
+#define F_th_ec OFF(rb_thread_t, ec)
+#define F_th_name OFF(rb_thread_t, name)
+#define F_th_status_byte BITPOS(rb_thread_t, status, 0)
+#define F_th_status_shift BITPOS(rb_thread_t, status, 1)
+#define F_th_status_bits BITPOS(rb_thread_t, status, 2)
+#if V(3, 3)
+#define F_th_tid NONE
+#define F_th_nt OFF(rb_thread_t, nt)
+#define F_nt_tid OFF(struct rb_native_thread, tid)
+#define F_th_thread_id NONE
+#elif V(3, 1)
+#define F_th_tid OFF(rb_thread_t, tid)
+#define F_th_nt NONE
+#define F_nt_tid NONE
+#define F_th_thread_id OFF(rb_thread_t, thread_id)
+#else
+#define F_th_tid NONE
+#define F_th_nt NONE
+#define F_nt_tid NONE
+#define F_th_thread_id OFF(rb_thread_t, thread_id)
+#endif
+#define F_th_unblock_func OFF(rb_thread_t, unblock.func)
+#define F_thread_runnable THREAD_RUNNABLE
+#define F_thread_stopped THREAD_STOPPED
+#define F_thread_stopped_forever THREAD_STOPPED_FOREVER
+#define F_thread_killed THREAD_KILLED
+
+#define F_ec_vm_stack OFF(rb_execution_context_t, vm_stack)
+#define F_ec_vm_stack_size OFF(rb_execution_context_t, vm_stack_size)
+#define F_ec_cfp OFF(rb_execution_context_t, cfp)
+#define F_ec_thread_ptr OFF(rb_execution_context_t, thread_ptr)
+#define F_cfp_size ((long long)sizeof(rb_control_frame_t))
+#define F_cfp_pc OFF(rb_control_frame_t, pc)
+#define F_cfp_sp OFF(rb_control_frame_t, sp)
+#define F_cfp_iseq OFF(rb_control_frame_t, iseq)
+#define F_cfp_self OFF(rb_control_frame_t, self)
+#define F_cfp_ep OFF(rb_control_frame_t, ep)
+#define F_frame_magic_mask VM_FRAME_MAGIC_MASK
+#define F_frame_magic_method VM_FRAME_MAGIC_METHOD
+#define F_frame_magic_block VM_FRAME_MAGIC_BLOCK
+#define F_frame_magic_class VM_FRAME_MAGIC_CLASS
+#define F_frame_magic_top VM_FRAME_MAGIC_TOP
+#define F_frame_magic_cfunc VM_FRAME_MAGIC_CFUNC
+#define F_frame_magic_ifunc VM_FRAME_MAGIC_IFUNC
+#define F_frame_magic_eval VM_FRAME_MAGIC_EVAL
+#define F_frame_magic_rescue VM_FRAME_MAGIC_RESCUE
+#define F_frame_magic_dummy VM_FRAME_MAGIC_DUMMY
+#define F_frame_flag_cframe VM_FRAME_FLAG_CFRAME
+#define F_frame_flag_bmethod VM_FRAME_FLAG_BMETHOD
+#define F_env_flag_local VM_ENV_FLAG_LOCAL
+#define F_env_index_me_cref VM_ENV_DATA_INDEX_ME_CREF
+#define F_env_index_specval VM_ENV_DATA_INDEX_SPECVAL
+#define F_env_index_flags VM_ENV_DATA_INDEX_FLAGS
+
+#define BODY struct rb_iseq_constant_body
+#define F_iseq_body OFF(rb_iseq_t, body)
+#define F_body_type OFF(BODY, type)
+#define F_body_type_size ((long long)sizeof(((BODY *)0)->type))
+#define F_body_pathobj OFF(BODY, location.pathobj)
+#define F_body_label OFF(BODY, location.label)
+#define F_body_base_label OFF(BODY, location.base_label)
+#define F_body_first_lineno OFF(BODY, location.first_lineno)
+#define F_body_first_lineno_size ((long long)sizeof(((BODY *)0)->location.first_lineno))
+#define F_body_iseq_encoded OFF(BODY, iseq_encoded)
+#define F_body_iseq_size OFF(BODY, iseq_size)
+#define F_body_insns_info_body OFF(BODY, insns_info.body)
+#define F_body_insns_info_positions OFF(BODY, insns_info.positions)
+#define F_body_insns_info_size OFF(BODY, insns_info.size)
+#define F_body_succ_index_table OFF(BODY, insns_info.succ_index_table)
+#define F_insn_info_size ((long long)sizeof(struct iseq_insn_info_entry))
+#define F_insn_info_line_no OFF(struct iseq_insn_info_entry, line_no)
+#define F_iseq_type_top ISEQ_TYPE_TOP
+#define F_iseq_type_method ISEQ_TYPE_METHOD
+#define F_iseq_type_block ISEQ_TYPE_BLOCK
+#define F_iseq_type_class ISEQ_TYPE_CLASS
+#define F_iseq_type_rescue ISEQ_TYPE_RESCUE
+#define F_iseq_type_ensure ISEQ_TYPE_ENSURE
+#define F_iseq_type_eval ISEQ_TYPE_EVAL
+#define F_iseq_type_main ISEQ_TYPE_MAIN
+
+#define F_me_flags OFF(rb_method_entry_t, flags)
+#define F_me_defined_class OFF(rb_method_entry_t, defined_class)
+#define F_me_def OFF(rb_method_entry_t, def)
+#define F_me_called_id OFF(rb_method_entry_t, called_id)
+#define F_me_owner OFF(rb_method_entry_t, owner)
+#define F_def_type_byte BITPOS(rb_method_definition_t, type, 0)
+#define F_def_type_shift BITPOS(rb_method_definition_t, type, 1)
+#define F_def_type_bits BITPOS(rb_method_definition_t, type, 2)
+#define F_def_original_id OFF(rb_method_definition_t, original_id)
+#define F_method_type_iseq VM_METHOD_TYPE_ISEQ
+#define F_method_type_cfunc VM_METHOD_TYPE_CFUNC
+#define F_method_type_bmethod VM_METHOD_TYPE_BMETHOD
+
+#define F_rclass_size ((long long)sizeof(struct RClass))
+#if V(3, 3)
+#define F_classext_ptr NONE
+#define F_classext_inline ((long long)sizeof(struct RClass))
+#define F_classext_iv_tbl NONE
+#define F_classext_iv_ptr OFF(rb_classext_t, iv_ptr)
+#define F_classext_classpath OFF(rb_classext_t, classpath)
+#define F_classext_attached_object OFF(rb_classext_t, as.singleton_class.attached_object)
+#else
+#define F_classext_ptr OFF(struct RClass, ptr)
+#define F_classext_inline NONE
+#define F_classext_iv_tbl OFF(rb_classext_t, iv_tbl)
+#define F_classext_iv_ptr NONE
+#define F_classext_classpath NONE
+#define F_classext_attached_object NONE
+#endif
+
+#define F_st_entries OFF(st_table, entries)
+#define F_st_entries_start OFF(st_table, entries_start)
+#define F_st_entries_bound OFF(st_table, entries_bound)
+#define F_st_entry_size ((long long)sizeof(st_table_entry))
+#define F_st_entry_key OFF(st_table_entry, key)
+#define F_st_entry_record OFF(st_table_entry, record)
+
+#define F_symbols_size ((long long)sizeof(rb_symbols_t))
+#define F_symbols_last_id OFF(rb_symbols_t, last_id)
+#define F_symbols_str_sym OFF(rb_symbols_t, str_sym)
+#define F_symbols_ids OFF(rb_symbols_t, ids)
+#define F_id_entry_unit ID_ENTRY_UNIT
+#define F_id_entry_size ID_ENTRY_SIZE
+#define F_id_scope_shift RUBY_ID_SCOPE_SHIFT
+#define F_last_op_id tLAST_OP_ID
+#define F_id_serial_each tEach
+
+#define EMIT(name) printf("\t.%s = %lld,\n", #name, (long long)(F_##name));
+
+int main(int argc, char **argv)
+{
+	printf("/* ruby_%s.c: Ruby %d.%d.%d struct layout, generated by tools/gen-layouts from %s. Do not edit. */\n",
+	       argc > 1 ? argv[1] : "?", RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR, RUBY_VERSION_TEENY,
+	       argc > 2 ? argv[2] : "its headers");
+	printf("#include \"../layout.h\"\n\nconst struct ruby_layout ruby_layout_%s = {\n", argc > 1 ? argv[1] : "x");
+	printf("\t.version = \"%d.%d.%d\",\n", RUBY_API_VERSION_MAJOR, RUBY_API_VERSION_MINOR, RUBY_VERSION_TEENY);
+	RUBY_LAYOUT_FIELDS(EMIT)
+	printf("};\n");
+	return 0;
+}
