@@ -6,10 +6,12 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP
 LDLIBS = -lelf -lz
 
-SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c src/builtin/*.c)
-OBJ := $(SRC:%.c=$(BUILD)/%.o)
-MAIN := $(BUILD)/src/rbscope.o
+# The library (everything but the command line) is what unit tests link against.
+LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
+	src/profile/*.c src/output/*.c)
+CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -20,16 +22,16 @@ all: deps $(BUILD)/rbscope
 deps:
 	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps
 
-$(BUILD)/rbscope: $(OBJ) $(MAIN)
+$(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(OBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(OBJ) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
 
 unit: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
@@ -57,4 +59,4 @@ install: all
 clean:
 	rm -rf build
 
--include $(OBJ:.o=.d) $(MAIN:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)

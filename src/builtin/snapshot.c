@@ -20,6 +20,8 @@ const char usage_snapshot[] =
 	"  -p, --pid PID   the Ruby process\n"
 	"      --json      one JSON object instead of text\n";
 
+#define SNAPSHOT_ATTEMPTS 50
+
 static const char *kind_name(uint32_t kind)
 {
 	return kind == FRAME_CFUNC ? "cfunc" : kind == FRAME_TRUNCATED ? "truncated" : "ruby";
@@ -99,8 +101,9 @@ int cmd_snapshot(int argc, char **argv)
 	if ((rc = attach_or_report(&t, pid)))
 		return rc;
 	struct ruby_sample *s = malloc(sizeof(*s));
-	int err = s ? ruby_sample_take(&t, s, WALK_KSTATE) : -ENOMEM;
-	if (err == ERR_TORN)
+	/* A busy thread's stack moves under the read now and then: try again until every thread reads whole. */
+	int err = s ? ERR_TORN : -ENOMEM;
+	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && s->torn)); attempt++)
 		err = ruby_sample_take(&t, s, WALK_KSTATE);
 	if (err) {
 		rc = err_report(err, "cannot read the threads of process %d", pid);

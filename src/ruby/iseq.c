@@ -127,12 +127,16 @@ static int read_lines(struct ruby_target *t, struct iseq_info *is, const unsigne
 	}
 	if (!succ)
 		return ERR_CORRUPT;
-	size_t blocks = is->iseq_size > SUCC_IMM_BITS ? (is->iseq_size - SUCC_IMM_BITS) / SUCC_BLOCK_BITS + 1 : 0;
+	/* Sized as iseq.c allocates it: fewer immediate words for short iseqs, and then no blocks. */
+	size_t imm = is->iseq_size < SUCC_IMM_BITS ? (is->iseq_size + 8) / 9 : SUCC_IMM_WORDS;
+	size_t blocks = is->iseq_size < SUCC_IMM_BITS ? 0 : (is->iseq_size - SUCC_IMM_BITS + 511) / SUCC_BLOCK_BITS;
 	is->succ_words = SUCC_IMM_WORDS + blocks * SUCC_BLOCK_WORDS;
-	is->succ = malloc(is->succ_words * 8);
+	is->succ = calloc(is->succ_words, 8);
 	if (!is->succ)
 		return -ENOMEM;
-	return mem_read(&t->mem, succ, is->succ, is->succ_words * 8);
+	if (blocks)
+		return mem_read(&t->mem, succ, is->succ, is->succ_words * 8);
+	return mem_read(&t->mem, succ, is->succ, imm * 8);
 }
 
 static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)

@@ -271,6 +271,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	uint64_t head, node, owner, main_th;
 	s->nthreads = 0;
 	s->nframes_total = 0;
+	s->torn = s->retried = 0;
 	int err = read_vm_threads(t, &head, &node, &owner, &main_th);
 	if (err)
 		return err == -EFAULT ? ERR_TORN : err;

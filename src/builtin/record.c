@@ -1,0 +1,257 @@
+/* record.c: `rbscope record`, sample a Ruby process (or a command it starts) into a profile. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../builtin.h"
+#include "../lib/err.h"
+#include "../output/output.h"
+#include "../profile/sampler.h"
+#include "../proc/task.h"
+
+const char usage_record[] =
+	"usage: rbscope record (-p PID | -- COMMAND [ARGS...]) [options]\n"
+	"\n"
+	"Sample the stacks of every Ruby thread, without stopping the process, and write a profile.\n"
+	"\n"
+	"  -p, --pid PID         the Ruby process to sample\n"
+	"  -r, --rate HZ         samples per second (default 99, at most 10000)\n"
+	"  -d, --duration SECS   stop after SECS seconds (default: Ctrl-C or the process exits)\n"
+	"  -o, --output FILE     write the profile to FILE (default: standard output)\n"
+	"  -f, --format FORMAT   collapsed (default), summary, summary-by-line\n"
+	"      --raw FILE        also write every sample with its time and thread, for `rbscope report`\n"
+	"      --threads         add a root frame per thread\n"
+	"      --on-cpu          keep only samples of threads the kernel shows running\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct record_opts {
+	int pid;
+	double rate, duration;
+	const char *output, *raw;
+	const struct output_format *format;
+	int threads, on_cpu;
+	char **command;
+};
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "raw", required_argument, NULL, 'R' },
+		{ "threads", no_argument, NULL, 'T' },
+		{ "on-cpu", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c, rc;
+	char *end;
+	memset(o, 0, sizeof(*o));
+	o->rate = 99;
+	o->format = output_find("collapsed");
+	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if ((rc = parse_pid(optarg, &o->pid)))
+				return rc;
+			break;
+		case 'r':
+			o->rate = strtod(optarg, &end);
+			if (*end || o->rate < 1 || o->rate > 10000)
+				return error("--rate takes a number of samples per second from 1 to 10000"), EXIT_USAGE;
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0)
+				return error("--duration takes a positive number of seconds"), EXIT_USAGE;
+			break;
+		case 'o': o->output = optarg; break;
+		case 'f':
+			if (!(o->format = output_find(optarg)))
+				return error("unknown format '%s'; valid formats: %s", optarg, output_names()), EXIT_USAGE;
+			break;
+		case 'R': o->raw = optarg; break;
+		case 'T': o->threads = 1; break;
+		case 'C': o->on_cpu = 1; break;
+		case 'h': fputs(usage_record, stdout); exit(EXIT_OK);
+		default: fputs(usage_record, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (!o->pid == !o->command) {
+		error("give either -p PID or -- COMMAND");
+		fputs(usage_record, stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Start COMMAND and wait until it is a Ruby we can read (libruby loaded, VM made). */
+static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return err_report(-errno, "cannot start '%s'", o->command[0]);
+	if (!pid) {
+		execvp(o->command[0], o->command);
+		fprintf(stderr, "rbscope: cannot run '%s': %s\n", o->command[0], strerror(errno));
+		_exit(127);
+	}
+	o->pid = pid;
+	int err = 0;
+	for (int tries = 0; tries < 1000 && !stop; tries++) {
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return error("'%s' exited before rbscope could attach", o->command[0]), EXIT_GONE;
+		err = ruby_target_attach(t, pid);
+		if (!err)
+			return 0;
+		ruby_target_detach(t);
+		if (err != ERR_NOT_RUBY && err != ERR_NO_VM && err != -EFAULT && err != ERR_TORN)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGTERM);
+	return err_report(err, "cannot attach to '%s' (pid %d)", o->command[0], (int)pid);
+}
+
+static void status_line(const struct sampler *s, uint64_t elapsed, int final)
+{
+	double secs = (double)elapsed / 1e9, rate = secs > 0 ? (double)s->samples / secs : 0;
+	fprintf(stderr, "%srbscope: %llu samples in %.1fs (%.1f/s), %llu torn, %llu errors%s", final ? "" : "\r",
+		(unsigned long long)s->samples, secs, rate, (unsigned long long)s->torn,
+		(unsigned long long)s->errors, final ? "\n" : "   ");
+}
+
+static int write_outputs(const struct record_opts *o, const struct profile *p)
+{
+	int err = 0;
+	if (o->raw) {
+		FILE *f = fopen(o->raw, "wb");
+		if (!f)
+			return err_report(-errno, "cannot write '%s'", o->raw);
+		err = profile_write_raw(p, f);
+		if (fclose(f) && !err)
+			err = -errno;
+		if (err)
+			return err_report(err, "cannot write '%s'", o->raw);
+	}
+	FILE *f = o->output ? fopen(o->output, "w") : stdout;
+	if (!f)
+		return err_report(-errno, "cannot write '%s'", o->output);
+	err = o->format->write(p, f);
+	if (!err && fflush(f))
+		err = -errno;
+	if (o->output && fclose(f) && !err)
+		err = -errno;
+	return err ? err_report(err, "cannot write the profile to '%s'", o->output ? o->output : "stdout") : 0;
+}
+
+static int sample_loop(const struct record_opts *o, struct sampler *s, int *gone)
+{
+	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), next = start, last_status = start;
+	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	int tty = isatty(2), consecutive_errors = 0;
+	while (!stop) {
+		uint64_t now = sampler_now();
+		if (now >= end)
+			break;
+		int err = sampler_tick(s, now - start);
+		if (err == ERR_GONE) {
+			*gone = 1;
+			break;
+		}
+		if (err && ++consecutive_errors >= 100)
+			return err_report(err, "sampling process %d keeps failing", o->pid);
+		if (!err)
+			consecutive_errors = 0;
+		if (tty && now - last_status > 250000000ULL) {
+			status_line(s, now - start, 0);
+			last_status = now;
+		}
+		next += interval;
+		now = sampler_now();
+		if (next < now) { /* fell behind: skip the ticks we missed and count them */
+			uint64_t missed = (now - next) / interval;
+			s->profile->dropped += missed;
+			next += missed * interval;
+		}
+		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
+			;
+	}
+	s->profile->duration_ns = sampler_now() - start;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct ruby_target t;
+	rc = o.command ? spawn_and_attach(&o, &t) : attach_or_report(&t, o.pid);
+	if (rc)
+		return rc;
+	struct profile p;
+	struct sampler s;
+	int err = profile_init(&p);
+	err = err ?: sampler_init(&s, &t, &p);
+	if (err) {
+		ruby_target_detach(&t);
+		return err_report(err, "cannot start recording");
+	}
+	p.pid = o.pid;
+	p.rate_hz = (uint32_t)o.rate;
+	p.keep_samples = o.raw != NULL;
+	char cmdline[1024] = "";
+	task_cmdline(o.pid, cmdline, sizeof(cmdline));
+	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
+	p.ruby_version = (uint32_t)strtab_intern(&p.strs, t.version, strlen(t.version));
+	s.threads_root = o.threads;
+	s.on_cpu = o.on_cpu;
+	int gone = 0;
+	rc = sample_loop(&o, &s, &gone);
+	p.errors = s.errors;
+	p.torn = s.torn;
+	if (isatty(2))
+		fputc('\n', stderr);
+	if (!rc)
+		rc = write_outputs(&o, &p);
+	status_line(&s, p.duration_ns, 1);
+	fprintf(stderr, "rbscope: %llu ticks dropped (sampler behind), %llu torn reads, %llu failed samples\n",
+		(unsigned long long)p.dropped, (unsigned long long)s.torn, (unsigned long long)s.errors);
+	if (gone)
+		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o.pid);
+	if (o.command) {
+		if (!gone)
+			kill(o.pid, SIGTERM);
+		waitpid(o.pid, NULL, 0);
+	}
+	sampler_free(&s);
+	profile_free(&p);
+	ruby_target_detach(&t);
+	return rc;
+}

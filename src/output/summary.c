@@ -1,0 +1,105 @@
+/* summary.c: functions (or lines) by % self and % total, as a table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/map.h"
+#include "output.h"
+
+struct row {
+	uint32_t key; /* a representative frame id */
+	uint64_t self, total;
+};
+
+static int by_self(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+}
+
+/* Group frames by function (name + path) or by line (path + line): frame id -> group id. */
+static uint32_t *group_frames(const struct profile *p, int by_line, uint32_t *ngroups)
+{
+	uint32_t *g = malloc((p->nframes + 1) * sizeof(*g));
+	struct map m;
+	map_init(&m);
+	*ngroups = 0;
+	for (uint32_t i = 0; g && i < p->nframes; i++) {
+		const struct profile_frame *f = &p->frames[i];
+		uint64_t key = by_line ? ((uint64_t)f->path << 32 | (uint32_t)f->line) : ((uint64_t)f->name << 32 | f->path);
+		uint64_t *hit = map_get(&m, key);
+		if (hit) {
+			g[i] = (uint32_t)*hit;
+		} else {
+			g[i] = (*ngroups)++;
+			map_put(&m, key, g[i]);
+		}
+	}
+	map_free(&m);
+	return g;
+}
+
+static int write_summary(const struct profile *p, FILE *f, int by_line)
+{
+	uint32_t ngroups;
+	uint32_t *group = group_frames(p, by_line, &ngroups);
+	struct row *rows = calloc(ngroups + 1, sizeof(*rows));
+	uint32_t *seen = calloc(ngroups + 1, sizeof(*seen)); /* stack index + 1 that last counted a group */
+	if (!group || !rows || !seen) {
+		free(group);
+		free(rows);
+		free(seen);
+		return -ENOMEM;
+	}
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < p->nframes; i++)
+		rows[group[i]].key = i;
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		if (!s->count || !s->len)
+			continue;
+		total += s->count;
+		for (uint32_t j = 0; j < s->len; j++) {
+			uint32_t gid = group[p->pool[s->start + j]];
+			if (p->frames[p->pool[s->start + j]].kind == PROFILE_FRAME_THREAD)
+				continue;
+			if (seen[gid] != i + 1) { /* recursion counts once per sample in total */
+				seen[gid] = i + 1;
+				rows[gid].total += s->count;
+			}
+		}
+		rows[group[p->pool[s->start + s->len - 1]]].self += s->count;
+	}
+	qsort(rows, ngroups, sizeof(*rows), by_self);
+	fprintf(f, "%8s %8s %10s %10s  %s\n", "% self", "% total", "self", "total", by_line ? "location" : "function");
+	char label[1024];
+	for (uint32_t i = 0; i < ngroups && total; i++) {
+		const struct row *r = &rows[i];
+		if (!r->total && !r->self)
+			continue;
+		const struct profile_frame *fr = &p->frames[r->key];
+		if (by_line)
+			snprintf(label, sizeof(label), "%s:%d", strtab_get(&p->strs, fr->path), fr->line);
+		else
+			output_frame_label(p, r->key, 0, label, sizeof(label));
+		fprintf(f, "%7.2f%% %7.2f%% %10llu %10llu  %s\n", 100.0 * (double)r->self / (double)total,
+			100.0 * (double)r->total / (double)total, (unsigned long long)r->self,
+			(unsigned long long)r->total, label);
+	}
+	free(group);
+	free(rows);
+	free(seen);
+	return ferror(f) ? -(errno ?: EIO) : 0;
+}
+
+int output_summary(const struct profile *p, FILE *f)
+{
+	return write_summary(p, f, 0);
+}
+
+int output_summary_by_line(const struct profile *p, FILE *f)
+{
+	return write_summary(p, f, 1);
+}

@@ -1,0 +1,120 @@
+/* profile.c: interning frames and stacks, and counting samples. */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(ptr, n, cap, min)                                              \
+	do {                                                                \
+		if ((n) == (cap)) {                                         \
+			size_t c_ = (cap) ? (size_t)(cap) * 2 : (min);      \
+			void *p_ = realloc((ptr), c_ * sizeof(*(ptr)));     \
+			if (!p_)                                            \
+				return -ENOMEM;                             \
+			(ptr) = p_;                                         \
+			(cap) = c_;                                         \
+		}                                                           \
+	} while (0)
+
+int profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	map_init(&p->frame_index);
+	map_init(&p->stack_index);
+	return strtab_init(&p->strs);
+}
+
+void profile_free(struct profile *p)
+{
+	strtab_free(&p->strs);
+	free(p->frames);
+	free(p->pool);
+	free(p->stacks);
+	free(p->samples);
+	map_free(&p->frame_index);
+	map_free(&p->stack_index);
+	memset(p, 0, sizeof(*p));
+}
+
+static int frame_eq(const struct profile_frame *a, const struct profile_frame *b)
+{
+	return a->name == b->name && a->path == b->path && a->line == b->line && a->kind == b->kind;
+}
+
+static int64_t intern_frame(struct profile *p, const struct profile_frame *f)
+{
+	for (uint64_t seed = 0;; seed++) {
+		uint64_t h = map_hash_bytes(f, sizeof(*f), seed);
+		uint64_t *hit = map_get(&p->frame_index, h);
+		if (hit && frame_eq(&p->frames[*hit - 1], f))
+			return (int64_t)(*hit - 1);
+		if (hit)
+			continue;
+		GROW(p->frames, p->nframes, p->frames_cap, 256);
+		p->frames[p->nframes] = *f;
+		int err = map_put(&p->frame_index, h, (uint64_t)p->nframes + 1);
+		if (err)
+			return err;
+		return p->nframes++;
+	}
+}
+
+int64_t profile_frame(struct profile *p, const char *name, const char *path, int32_t line, uint32_t kind)
+{
+	int64_t n = strtab_intern(&p->strs, name, strlen(name)), s = strtab_intern(&p->strs, path, strlen(path));
+	if (n < 0 || s < 0)
+		return n < 0 ? n : s;
+	struct profile_frame f = { (uint32_t)n, (uint32_t)s, line, kind };
+	return intern_frame(p, &f);
+}
+
+int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n)
+{
+	for (uint64_t seed = 0;; seed++) {
+		uint64_t h = map_hash_bytes(frames, n * sizeof(*frames), seed);
+		uint64_t *hit = map_get(&p->stack_index, h);
+		if (hit) {
+			const struct profile_stack *s = &p->stacks[*hit - 1];
+			if (s->len == n && !memcmp(p->pool + s->start, frames, n * sizeof(*frames)))
+				return (int64_t)(*hit - 1);
+			continue;
+		}
+		while (p->pool_len + n > p->pool_cap) {
+			uint64_t cap = p->pool_cap ? p->pool_cap * 2 : 4096;
+			uint32_t *pool = realloc(p->pool, cap * sizeof(*pool));
+			if (!pool)
+				return -ENOMEM;
+			p->pool = pool;
+			p->pool_cap = cap;
+		}
+		GROW(p->stacks, p->nstacks, p->stacks_cap, 256);
+		memcpy(p->pool + p->pool_len, frames, n * sizeof(*frames));
+		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0 };
+		p->pool_len += n;
+		int err = map_put(&p->stack_index, h, (uint64_t)p->nstacks + 1);
+		if (err)
+			return err;
+		return p->nstacks++;
+	}
+}
+
+int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid)
+{
+	if (stack >= p->nstacks)
+		return -EINVAL;
+	p->stacks[stack].count++;
+	if (!p->keep_samples)
+		return 0;
+	GROW(p->samples, p->nsamples, p->samples_cap, 1024);
+	p->samples[p->nsamples++] = (struct profile_sample){ t_ns, tid, stack };
+	return 0;
+}
+
+uint64_t profile_total(const struct profile *p)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		n += p->stacks[i].count;
+	return n;
+}

@@ -1,0 +1,70 @@
+/* profile.h: a recording of stack samples: interned frames and stacks, and every sample in order. */
+#ifndef RBSCOPE_PROFILE_H
+#define RBSCOPE_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../lib/map.h"
+#include "../lib/strtab.h"
+
+struct profile_frame {
+	uint32_t name, path; /* ids in the profile's own strtab */
+	int32_t line;
+	uint32_t kind;       /* enum frame_kind, or PROFILE_FRAME_THREAD for --threads roots */
+};
+#define PROFILE_FRAME_THREAD 16
+
+struct profile_stack {
+	uint32_t start, len; /* frame ids in pool[start .. start+len), root first */
+	uint64_t count;
+};
+
+struct profile_sample {
+	uint64_t t_ns; /* since the start of the recording */
+	int32_t tid;
+	uint32_t stack;
+};
+
+/*
+ * Everything a writer needs, and all that a --raw file holds: any output
+ * format can be made later from the same data (rbscope report).
+ */
+struct profile {
+	struct strtab strs;
+	struct profile_frame *frames;
+	uint32_t nframes, frames_cap;
+	uint32_t *pool;
+	uint64_t pool_len, pool_cap;
+	struct profile_stack *stacks;
+	uint32_t nstacks, stacks_cap;
+	struct profile_sample *samples;
+	uint64_t nsamples, samples_cap;
+	struct map frame_index; /* hash of a frame -> id + 1 */
+	struct map stack_index; /* hash of a stack -> id + 1 (collisions re-seed) */
+	/* metadata */
+	int pid;
+	uint32_t rate_hz;
+	uint64_t duration_ns;
+	uint32_t ruby_version; /* strtab id */
+	uint32_t command;      /* strtab id */
+	uint64_t errors, torn, dropped;
+	int keep_samples;      /* record each sample, not only per-stack counts */
+};
+
+int profile_init(struct profile *p);
+void profile_free(struct profile *p);
+/* Intern a frame with strings given as text; its id or negative. */
+int64_t profile_frame(struct profile *p, const char *name, const char *path, int32_t line, uint32_t kind);
+/* Intern a stack of frame ids (root first); its id or negative. */
+int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n);
+/* Count one sample of stack at t_ns for tid. */
+int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid);
+/* The total samples counted. */
+uint64_t profile_total(const struct profile *p);
+
+/* Write and read the --raw format; read returns ERR_BAD_FILE for anything malformed. */
+int profile_write_raw(const struct profile *p, FILE *f);
+int profile_read_raw(struct profile *p, FILE *f);
+
+#endif

@@ -1,0 +1,100 @@
+/* sampler.c: one tick of sampling: read every thread and add its stack to the profile. */
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/err.h"
+
+uint64_t sampler_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
+{
+	memset(s, 0, sizeof(*s));
+	s->target = t;
+	s->profile = p;
+	map_init(&s->frame_cache);
+	s->sample = malloc(sizeof(*s->sample));
+	s->stack_buf = malloc((WALK_MAX_FRAMES + 2) * sizeof(*s->stack_buf));
+	return s->sample && s->stack_buf ? 0 : -ENOMEM;
+}
+
+void sampler_free(struct sampler *s)
+{
+	free(s->sample);
+	free(s->stack_buf);
+	map_free(&s->frame_cache);
+}
+
+static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
+{
+	uint64_t key = map_hash_bytes(f, sizeof(*f), 7);
+	uint64_t *hit = map_get(&s->frame_cache, key);
+	if (hit)
+		return (int64_t)(*hit - 1);
+	const struct strtab *ts = &s->target->strs;
+	int64_t id = profile_frame(s->profile, strtab_get(ts, f->name), strtab_get(ts, f->path), f->line, f->kind);
+	if (id >= 0)
+		map_put(&s->frame_cache, key, (uint64_t)id + 1);
+	return id;
+}
+
+static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *th)
+{
+	char name[320];
+	const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+	snprintf(name, sizeof(name), "thread %s%s(tid %d)", tn, *tn ? " " : "", th->tid);
+	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
+}
+
+int sampler_tick(struct sampler *s, uint64_t t_ns)
+{
+	int err = ruby_sample_take(s->target, s->sample, s->on_cpu ? WALK_KSTATE : 0);
+	if (err == ERR_TORN) {
+		s->torn++;
+		return 0;
+	}
+	if (err) {
+		if (err != ERR_GONE)
+			s->errors++;
+		return err;
+	}
+	s->torn += s->sample->torn;
+	for (int i = 0; i < s->sample->nthreads; i++) {
+		const struct ruby_thread_sample *th = &s->sample->threads[i];
+		if (s->on_cpu && th->kstate != 'R')
+			continue;
+		if (!th->nframes) {
+			s->empty++;
+			continue;
+		}
+		uint32_t n = 0;
+		if (s->threads_root) {
+			int64_t id = thread_frame(s, th);
+			if (id < 0)
+				return (int)id;
+			s->stack_buf[n++] = (uint32_t)id;
+		}
+		for (int j = th->nframes - 1; j >= 0; j--) { /* root first */
+			int64_t id = profile_frame_of(s, &th->frames[j]);
+			if (id < 0)
+				return (int)id;
+			s->stack_buf[n++] = (uint32_t)id;
+		}
+		int64_t st = profile_stack(s->profile, s->stack_buf, n);
+		if (st < 0)
+			return (int)st;
+		if ((err = profile_add(s->profile, (uint32_t)st, t_ns, th->tid)))
+			return err;
+		s->samples++;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* sampler.h: the sampling loop: take samples of a target at a rate and add them to a profile. */
+#ifndef RBSCOPE_SAMPLER_H
+#define RBSCOPE_SAMPLER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "../ruby/target.h"
+#include "../ruby/walk.h"
+#include "profile.h"
+
+struct sampler {
+	struct ruby_target *target;
+	struct profile *profile;
+	struct ruby_sample *sample;
+	struct map frame_cache; /* target frame hash -> profile frame id + 1 */
+	uint32_t *stack_buf;
+	int threads_root; /* --threads: a root frame per thread */
+	int on_cpu;       /* --on-cpu: keep only threads the kernel shows running */
+	uint64_t samples, errors, torn, empty;
+};
+
+int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
+void sampler_free(struct sampler *s);
+/* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */
+int sampler_tick(struct sampler *s, uint64_t t_ns);
+/* Monotonic time in ns. */
+uint64_t sampler_now(void);
+
+#endif

@@ -1,0 +1,83 @@
+/* test_lib.c: the capped buffer, the hash map and the string table. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/buf.h"
+#include "lib/map.h"
+#include "lib/strtab.h"
+#include "proc/maps.h"
+
+static void test_buf_cap(void **state)
+{
+	(void)state;
+	struct buf b = BUF_INIT(16);
+	assert_int_equal(buf_adds(&b, "0123456789"), 0);
+	assert_int_equal(buf_addf(&b, "%d", 12345), 0);
+	assert_string_equal(buf_str(&b), "012345678912345");
+	assert_int_equal(buf_adds(&b, "xy"), -ENOSPC); /* past the cap: refused whole */
+	assert_int_equal(b.len, 15);
+	assert_int_equal(buf_grow(&b, SIZE_MAX), -ENOSPC);
+	buf_free(&b);
+}
+
+static void test_map(void **state)
+{
+	(void)state;
+	struct map m;
+	map_init(&m);
+	for (uint64_t i = 0; i < 10000; i++)
+		assert_int_equal(map_put(&m, i * 4096, i), 0);
+	for (uint64_t i = 0; i < 10000; i++)
+		assert_int_equal(*map_get(&m, i * 4096), i);
+	assert_null(map_get(&m, 1));
+	assert_int_equal(map_put(&m, MAP_EMPTY, 1), -EINVAL);
+	map_free(&m);
+}
+
+static void test_strtab(void **state)
+{
+	(void)state;
+	struct strtab t;
+	assert_int_equal(strtab_init(&t), 0);
+	int64_t a = strtab_intern(&t, "Foo#bar", 7), b = strtab_intern(&t, "Hash#key?", 9);
+	assert_true(a > 0 && b > 0 && a != b);
+	assert_int_equal(strtab_intern(&t, "Foo#bar", 7), a);
+	assert_int_equal(strtab_intern(&t, "", 0), 0);
+	assert_string_equal(strtab_get(&t, (uint32_t)b), "Hash#key?");
+	strtab_free(&t);
+}
+
+static void test_maps_parse(void **state)
+{
+	(void)state;
+	const char *text = "55d0-55e0 r--p 00000000 fe:00 123 /usr/bin/ruby\n"
+			   "7f00-7f10 rw-p 00000000 00:00 0 \n"
+			   "7f10-7f20 r-xp 00001000 fe:00 99 /usr/lib/libruby-3.1.so.3.1.2 (deleted)\n";
+	struct maps m;
+	assert_int_equal(maps_parse(text, &m), 0);
+	assert_int_equal(m.n, 3);
+	assert_string_equal(m.v[1].path, ""); /* anonymous mappings are kept */
+	assert_string_equal(m.v[0].path, "/usr/bin/ruby");
+	assert_non_null(maps_find(&m, 0x7f05));
+	assert_true(maps_readable(&m, 0x7f00, 0x10));
+	assert_false(maps_readable(&m, 0x7f00, 0x11));
+	assert_null(maps_find(&m, 0x7f20));
+	maps_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_map),
+		cmocka_unit_test(test_strtab),
+		cmocka_unit_test(test_maps_parse),
+	};
+	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
+}
