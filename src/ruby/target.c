@@ -197,6 +197,7 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid)
 	map_init(&t->iseqs);
 	map_init(&t->ids);
 	map_init(&t->classes);
+	map_init(&t->mes);
 	int err = strtab_init(&t->strs);
 	if (!err)
 		err = task_exists(pid);
@@ -236,6 +237,8 @@ void ruby_target_flush(struct ruby_target *t)
 	map_clear(&t->iseqs);
 	map_clear(&t->ids);
 	map_clear(&t->classes);
+	map_clear(&t->mes);
+	t->main_thread = t->main_ractor = 0;
 }
 
 void ruby_target_detach(struct ruby_target *t)
@@ -245,6 +248,7 @@ void ruby_target_detach(struct ruby_target *t)
 	map_free(&t->iseqs);
 	map_free(&t->ids);
 	map_free(&t->classes);
+	map_free(&t->mes);
 	strtab_free(&t->strs);
 	maps_free(&t->maps);
 }

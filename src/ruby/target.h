@@ -39,6 +39,8 @@ struct ruby_target {
 	size_t iseq_n, iseq_cap;
 	struct map ids;     /* ID -> string id + 1 */
 	struct map classes; /* class VALUE -> string id + 1 (0 name: anonymous) */
+	struct map mes;     /* method entry (and fallback label) -> name string id */
+	uint64_t main_thread, main_ractor; /* read once, on the first sample */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };

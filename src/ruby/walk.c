@@ -40,7 +40,7 @@ static uint32_t intern(struct ruby_target *t, const char *s)
 }
 
 /* "Foo#bar", "Foo.bar" or just "bar" for the method entry me. Cached by method entry address. */
-static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallback)
+static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t flags;
@@ -67,6 +67,18 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	char s[1024];
 	snprintf(s, sizeof(s), "%s%c%s", strtab_get(&t->strs, cname), singleton ? '.' : '#', strtab_get(&t->strs, mname));
 	return intern(t, s);
+}
+
+static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallback)
+{
+	/* Keyed by entry and fallback: the same entry may be named with or without an iseq label. */
+	uint64_t key = me ^ ((uint64_t)fallback << 48);
+	uint64_t *hit = map_get(&t->mes, key);
+	if (hit)
+		return (uint32_t)*hit;
+	uint32_t sid = method_name_uncached(t, me, fallback);
+	map_put(&t->mes, key, sid);
+	return sid;
 }
 
 /* "block (2 levels) in bar" + "Foo#bar" -> "block (2 levels) in Foo#bar" */
@@ -243,12 +255,20 @@ static int read_vm_threads(struct ruby_target *t, uint64_t *head, uint64_t *firs
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t base = t->vm, ractor = 0;
-	int err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_thread, main_th);
-	if (err)
-		return err;
-	if (L->vm_main_ractor >= 0) {
-		if ((err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &ractor)))
+	int err = 0;
+	/* The main thread and ractor live as long as the VM: read them once. */
+	if (!t->main_thread) {
+		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_thread, &t->main_thread);
+		if (!err && L->vm_main_ractor >= 0)
+			err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
+		if (err) {
+			t->main_thread = 0;
 			return err;
+		}
+	}
+	*main_th = t->main_thread;
+	if (L->vm_main_ractor >= 0) {
+		ractor = t->main_ractor;
 		base = ractor;
 	}
 	int64_t hoff = ractor ? L->ractor_threads_set : L->vm_living_threads;
