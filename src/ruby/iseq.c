@@ -175,7 +175,6 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 	if (ruby_type_of(t, pathobj, NULL) == L->t_array)
 		ruby_read_array_elt(t, pathobj, 0, &path); /* [path, realpath] */
 	is->path = intern_string(t, path);
-	/* local_iseq is not in the layout table: blocks find their method through the ep chain instead. */
 	err = read_lines(t, is, body);
 	if (err)
 		iseq_info_free(is);

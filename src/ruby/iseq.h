@@ -20,7 +20,6 @@ struct iseq_info {
 	uint32_t *positions;  /* when the iseq still has them, else NULL */
 	uint64_t *succ;       /* the succinct index table, copied whole, else NULL */
 	size_t succ_words;
-	uint64_t local_iseq;  /* the method iseq a block belongs to, 0 if none */
 	int owner_tried;
 };
 
