@@ -241,8 +241,10 @@ int cmd_record(int argc, char **argv)
 	if (!rc)
 		rc = write_outputs(&o, &p);
 	status_line(&s, p.duration_ns, 1);
-	fprintf(stderr, "rbscope: %llu ticks dropped (sampler behind), %llu torn reads, %llu failed samples\n",
-		(unsigned long long)p.dropped, (unsigned long long)s.torn, (unsigned long long)s.errors);
+	fprintf(stderr,
+		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples\n",
+		(unsigned long long)p.dropped, (unsigned long long)s.salvaged, (unsigned long long)s.torn,
+		(unsigned long long)s.errors);
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o.pid);
 	if (o.command) {

@@ -68,6 +68,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		return err;
 	}
 	s->torn += s->sample->torn;
+	s->salvaged += s->sample->salvaged;
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
 		if (s->on_cpu && th->kstate != 'R')

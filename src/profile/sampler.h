@@ -18,6 +18,7 @@ struct sampler {
 	int threads_root; /* --threads: a root frame per thread */
 	int on_cpu;       /* --on-cpu: keep only threads the kernel shows running */
 	uint64_t samples, errors, torn, empty;
+	uint64_t salvaged; /* thread stacks kept from their older frames after the top moved */
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);

@@ -12,6 +12,7 @@
 #include "../proc/task.h"
 #include "iseq.h"
 #include "object.h"
+#include "walk.h"
 
 #define SCAN_MAX (64u << 20)
 
@@ -231,6 +232,7 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid)
 
 void ruby_target_flush(struct ruby_target *t)
 {
+	ruby_walk_free(t);
 	for (size_t i = 0; i < t->iseq_n; i++)
 		iseq_info_free(&t->iseq_v[i]);
 	t->iseq_n = 0;

@@ -13,6 +13,7 @@
 #include "layout.h"
 
 struct iseq_info;
+struct walk_cache;
 
 /*
  * Everything found once at attach time, plus the caches that make a
@@ -41,6 +42,7 @@ struct ruby_target {
 	struct map classes; /* class VALUE -> string id + 1 (0 name: anonymous) */
 	struct map mes;     /* method entry (and fallback label) -> name string id */
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
+	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };

@@ -107,11 +107,98 @@ static uint64_t local_me(struct ruby_target *t, uint64_t specval)
 	return 0;
 }
 
-struct raw_thread {
-	uint64_t th, ec, cfp, end;
-	int n;
+/*
+ * Per-thread memory of the previous sample: where the frames and the value
+ * stack were. A steady-state sample reads a thread's rb_thread_t, its ec,
+ * its frames and the top of its value stack in one readv, bracketed by two
+ * reads of ec->cfp, so the frames are one near-instant picture of the stack.
+ */
+#define CACHE_SLOTS 256
+#define SLACK_FRAMES 16          /* frames read beyond the last sample's innermost */
+#define VS_SLACK 1024            /* value-stack bytes read beyond the last sample's top */
+#define VS_MAX (64u << 10)       /* value-stack bytes read speculatively; deeper eps are read after */
+#define HEAP_ENVS 4
+
+struct walk_slot {
+	uint64_t th, ec;
+	uint64_t stack, end; /* the ec's VM stack: value stack grows up from stack, frames down from end */
+	uint64_t cfp;        /* innermost frame at the last sample */
+	uint64_t vs_top;     /* highest sp at the last sample */
+	uint64_t name_val;   /* the Thread#name string last seen, and its strtab id */
+	uint32_t name;
+	/* env words of frames whose env escaped to the heap (a thread's block, TOPLEVEL_BINDING's env):
+	   they sit at the outer end of the stack and stay put, so they are read once */
+	struct heap_env {
+		uint64_t ep, iseq, w[EP_WORDS];
+	} heap[HEAP_ENVS];
+	unsigned heap_next;
 };
 
+struct walk_cache {
+	struct walk_slot slot[CACHE_SLOTS];
+	unsigned char *buf; /* frames, then value stack */
+	size_t cap;
+	uint64_t (*eps)[EP_WORDS];
+	struct mem_iov *iov;
+	size_t n_cap;       /* entries in eps and iov */
+};
+
+void ruby_walk_free(struct ruby_target *t)
+{
+	if (!t->walk)
+		return;
+	free(t->walk->buf);
+	free(t->walk->eps);
+	free(t->walk->iov);
+	free(t->walk);
+	t->walk = NULL;
+}
+
+static struct walk_slot *slot_of(struct walk_cache *c, uint64_t th)
+{
+	struct walk_slot *w = &c->slot[(th * 0x9e3779b97f4a7c15ULL) >> 56 & (CACHE_SLOTS - 1)];
+	if (w->th != th)
+		*w = (struct walk_slot){ .th = th };
+	return w;
+}
+
+static int grow(struct walk_cache *c, size_t bytes, size_t n)
+{
+	if (bytes > c->cap) {
+		unsigned char *b = realloc(c->buf, bytes);
+		if (!b)
+			return -ENOMEM;
+		c->buf = b;
+		c->cap = bytes;
+	}
+	if (n > c->n_cap) {
+		void *e = realloc(c->eps, n * sizeof(*c->eps)), *v;
+		if (!e)
+			return -ENOMEM;
+		c->eps = e;
+		if (!(v = realloc(c->iov, n * sizeof(*c->iov))))
+			return -ENOMEM;
+		c->iov = v;
+		c->n_cap = n;
+	}
+	return 0;
+}
+
+/* The regions to read for slot w: frames [*flo, *fhi) and value stack [*vlo, *vhi). */
+static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_t *fhi, uint64_t *vlo, uint64_t *vhi)
+{
+	uint64_t cfp = w->cfp >= w->stack && w->cfp < w->end ? w->cfp : w->end - csz;
+	uint64_t lo = cfp - w->stack > SLACK_FRAMES * csz ? cfp - SLACK_FRAMES * csz : w->stack;
+	uint64_t n = (w->end - lo) / csz, max = WALK_MAX_FRAMES + 2 * SLACK_FRAMES;
+	lo = w->end - n * csz; /* on a frame boundary, counted from the end */
+	*flo = lo;
+	*fhi = n > max ? lo + max * csz : w->end;
+	uint64_t top = w->vs_top > w->stack ? w->vs_top + VS_SLACK : w->stack + VS_SLACK;
+	if (top > lo)
+		top = lo;
+	*vhi = top & ~7ULL;
+	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
+}
 /* Name one iseq frame. */
 static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_t magic, const uint64_t *ep,
 			    struct ruby_frame *f)
@@ -140,83 +227,6 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 				f->name = is->qualified;
 		}
 	}
-}
-
-/* Read and name one thread's frames; 0, ERR_TORN, or another negative code. */
-static int walk_thread(struct ruby_target *t, const struct raw_thread *rt, struct ruby_frame *out, int *nout)
-{
-	const struct ruby_layout *L = t->L;
-	size_t csz = (size_t)L->cfp_size;
-	int n = rt->n, skip = 0;
-	if (n > WALK_MAX_FRAMES) {
-		skip = n - WALK_MAX_FRAMES; /* keep the innermost frames */
-		n = WALK_MAX_FRAMES;
-	}
-	unsigned char *cfps = malloc((size_t)n * csz);
-	uint64_t (*eps)[EP_WORDS] = malloc((size_t)n * sizeof(*eps));
-	struct mem_iov *iov = malloc(((size_t)n + 1) * sizeof(*iov));
-	int err = cfps && eps && iov ? 0 : -ENOMEM;
-	if (!err)
-		err = mem_read(&t->mem, rt->cfp, cfps, (size_t)n * csz);
-	/* One readv: the ec's cfp again (has the stack moved?) and each frame's env words. */
-	uint64_t cfp_again = 0;
-	int niov = 0;
-	if (!err) {
-		iov[niov++] = (struct mem_iov){ rt->ec + (uint64_t)L->ec_cfp, &cfp_again, 8 };
-		for (int i = 0; i < n; i++) {
-			uint64_t ep = word(cfps + (size_t)i * csz, L->cfp_ep);
-			memset(eps[i], 0, sizeof(eps[i]));
-			if (ep > 16 && !(ep & 7))
-				iov[niov++] = (struct mem_iov){ ep - 16, eps[i], sizeof(eps[i]) };
-		}
-		err = t->mem.readv(&t->mem, iov, niov);
-		if (err == -EFAULT)
-			err = ERR_TORN; /* a frame's ep pointed at unmapped memory: it was being rewritten */
-	}
-	if (!err && cfp_again != rt->cfp)
-		err = ERR_TORN;
-	int k = 0;
-	for (int i = 0; !err && i < n; i++) {
-		const unsigned char *c = cfps + (size_t)i * csz;
-		uint64_t iseq = word(c, L->cfp_iseq), pc = word(c, L->cfp_pc);
-		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
-		struct ruby_frame *f = &out[k];
-		memset(f, 0, sizeof(*f));
-		if (magic == (uint64_t)L->frame_magic_cfunc) {
-			f->kind = FRAME_CFUNC;
-			f->name = method_name(t, eps[i][0], 0);
-			if (!f->name)
-				f->name = intern(t, "(unknown C method)");
-			f->line = -1;
-			k++;
-			continue;
-		}
-		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
-			continue;
-		struct iseq_info *is = iseq_get(t, iseq);
-		if (!is)
-			continue;
-		name_iseq_frame(t, is, magic, eps[i], f);
-		f->line = iseq_line(is, pc);
-		k++;
-	}
-	if (!err && skip && k < WALK_MAX_FRAMES) {
-		out[k++] = (struct ruby_frame){ intern(t, "(truncated)"), 0, 0, FRAME_TRUNCATED };
-	}
-	/* A C method runs at its caller's location, as in Ruby's own backtraces. */
-	for (int i = k - 1, last = -1; !err && i >= 0; i--) {
-		if (out[i].kind == FRAME_RUBY)
-			last = i;
-		else if (out[i].kind == FRAME_CFUNC && last >= 0) {
-			out[i].path = out[last].path;
-			out[i].line = out[last].line;
-		}
-	}
-	free(cfps);
-	free(eps);
-	free(iov);
-	*nout = err ? 0 : k;
-	return err;
 }
 
 static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
@@ -285,13 +295,244 @@ static int read_vm_threads(struct ruby_target *t, uint64_t *head, uint64_t *firs
 	return 0;
 }
 
+/*
+ * Name n frames (innermost first) from their control frames and env words;
+ * skip > 0 adds a "(truncated)" frame for the outer frames left out.
+ */
+static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
+		       struct ruby_frame *out)
+{
+	const struct ruby_layout *L = t->L;
+	size_t csz = (size_t)L->cfp_size;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		const unsigned char *c = cfps + (size_t)i * csz;
+		uint64_t iseq = word(c, L->cfp_iseq), pc = word(c, L->cfp_pc);
+		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
+		struct ruby_frame *f = &out[k];
+		memset(f, 0, sizeof(*f));
+		if (magic == (uint64_t)L->frame_magic_cfunc) {
+			f->kind = FRAME_CFUNC;
+			f->name = method_name(t, eps[i][0], 0);
+			if (!f->name)
+				f->name = intern(t, "(unknown C method)");
+			f->line = -1;
+			k++;
+			continue;
+		}
+		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
+			continue;
+		struct iseq_info *is = iseq_get(t, iseq);
+		if (!is)
+			continue;
+		name_iseq_frame(t, is, magic, eps[i], f);
+		f->line = iseq_line(is, pc);
+		k++;
+	}
+	if (skip)
+		out[k++] = (struct ruby_frame){ intern(t, "(truncated)"), 0, 0, FRAME_TRUNCATED };
+	/* A C method runs at its caller's location, as in Ruby's own backtraces. */
+	for (int i = k - 1, last = -1; i >= 0; i--) {
+		if (out[i].kind == FRAME_RUBY)
+			last = i;
+		else if (out[i].kind == FRAME_CFUNC && last >= 0) {
+			out[i].path = out[last].path;
+			out[i].line = out[last].line;
+		}
+	}
+	return k;
+}
+
+/* Learn (or re-learn) the ec's stack bounds and innermost frame: one small read. */
+static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t e[3];
+	int err = mem_read(&t->mem, ec, e, sizeof(e));
+	if (err)
+		return err;
+	uint64_t stack = e[L->ec_vm_stack / 8], size = e[L->ec_vm_stack_size / 8];
+	w->ec = ec;
+	w->stack = w->end = 0;
+	if (!stack || !size || size > (64u << 20) || stack + size * 8 < stack)
+		return ERR_TORN; /* a fiber being set up or torn down */
+	w->stack = stack;
+	w->end = stack + size * 8;
+	w->cfp = e[L->ec_cfp / 8];
+	w->vs_top = 0;
+	return 0;
+}
+
+/*
+ * Each frame's env words: from the value stack already read, from the slot's
+ * heap envs (keyed by ep and iseq), or in one more readv.
+ */
+static int gather_eps(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const unsigned char *cfps,
+		      int n, const unsigned char *vs, uint64_t vlo, uint64_t vhi)
+{
+	const struct ruby_layout *L = t->L;
+	size_t csz = (size_t)L->cfp_size;
+	int niov = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t ep = word(cfps + (size_t)i * csz, L->cfp_ep), iseq = word(cfps + (size_t)i * csz, L->cfp_iseq);
+		memset(c->eps[i], 0, sizeof(c->eps[i]));
+		if (ep <= 16 || (ep & 7))
+			continue;
+		if (ep - 16 >= vlo && ep + 8 <= vhi) {
+			memcpy(c->eps[i], vs + (ep - 16 - vlo), sizeof(c->eps[i]));
+			continue;
+		}
+		int hit = 0;
+		for (int j = 0; j < HEAP_ENVS && !hit; j++)
+			if (w->heap[j].ep == ep && w->heap[j].iseq == iseq)
+				memcpy(c->eps[i], w->heap[j].w, sizeof(c->eps[i])), hit = 1;
+		if (!hit)
+			c->iov[niov++] = (struct mem_iov){ ep - 16, c->eps[i], sizeof(c->eps[i]) };
+	}
+	if (!niov)
+		return 0;
+	int err = t->mem.readv(&t->mem, c->iov, niov);
+	if (err == -EFAULT) {
+		/* Some ep was garbage (a frame rewritten under the read): keep what reads, zero the rest. */
+		for (int i = 0; i < niov; i++)
+			if ((err = mem_read(&t->mem, c->iov[i].addr, c->iov[i].buf, c->iov[i].len)) == ERR_GONE)
+				return err;
+			else if (err)
+				memset(c->iov[i].buf, 0, c->iov[i].len);
+		return 0; /* nothing learnt for the heap cache from a read this suspect */
+	}
+	if (err)
+		return err;
+	/* Remember heap envs (outside this ec's VM stack) for the next samples. */
+	for (int i = 0; i < n; i++) {
+		uint64_t ep = word(cfps + (size_t)i * csz, L->cfp_ep);
+		if (ep <= 16 || (ep & 7) || (ep >= w->stack && ep < w->end) || (ep - 16 >= vlo && ep + 8 <= vhi))
+			continue;
+		struct heap_env *h = &w->heap[w->heap_next++ % HEAP_ENVS];
+		h->ep = ep;
+		h->iseq = word(cfps + (size_t)i * csz, L->cfp_iseq);
+		memcpy(h->w, c->eps[i], sizeof(h->w));
+	}
+	return 0;
+}
+
+struct thread_read {
+	int nframes;
+	int retried, salvaged;
+};
+
+/*
+ * Read and name the frames of the thread whose rb_thread_t is at thaddr.
+ * th holds its first t->th_read_len bytes: read here if *have_th is 0, and
+ * in the same readv as the frames when the slot already knows the ec.
+ */
+static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
+		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t csz = (uint64_t)L->cfp_size, thaddr = w->th;
+	int err;
+	memset(r, 0, sizeof(*r));
+	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
+		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0;
+		int niov = 0, with_stack = w->ec && w->stack;
+		struct mem_iov iov[5];
+		if (!*have_th)
+			iov[niov++] = (struct mem_iov){ thaddr, th, t->th_read_len };
+		if (with_stack) {
+			plan(w, csz, &flo, &fhi, &vlo, &vhi);
+			if ((err = grow(c, (size_t)(fhi - flo + vhi - vlo), 0)))
+				return err;
+			iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
+			iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)(fhi - flo) };
+			if (vhi > vlo)
+				iov[niov++] = (struct mem_iov){ vlo, c->buf + (fhi - flo), (size_t)(vhi - vlo) };
+			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
+		}
+		err = niov ? t->mem.readv(&t->mem, iov, niov) : 0;
+		if (err == -EFAULT && with_stack) {
+			w->stack = 0; /* the stack was freed or moved (or th itself): read them apart */
+			continue;
+		}
+		if (err)
+			return err == -EFAULT ? ERR_TORN : err;
+		*have_th = 1;
+		uint64_t ec = word(th, L->th_ec);
+		unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+		if (!ec || status == (unsigned)L->thread_killed)
+			return 0;
+		if (!with_stack || ec != w->ec) {
+			if ((err = learn_ec(t, w, ec)) && err != ERR_TORN)
+				return err == -EFAULT ? ERR_TORN : err;
+			if (err)
+				return ERR_TORN;
+			continue;
+		}
+		uint64_t stack = e[L->ec_vm_stack / 8], end = stack + e[L->ec_vm_stack_size / 8] * 8;
+		uint64_t cfp1 = e[L->ec_cfp / 8];
+		if (stack != w->stack || end != w->end) {
+			w->stack = 0;
+			continue;
+		}
+		int ok1 = cfp1 >= stack && cfp1 < end && (end - cfp1) % csz == 0;
+		int ok2 = cfp2 >= stack && cfp2 < end && (end - cfp2) % csz == 0;
+		if (!ok1 && !ok2) {
+			if (attempt > RETRIES)
+				return ERR_TORN;
+			continue;
+		}
+		/* Frames above both reads of ec->cfp were not touched in between (bar a deeper pop and re-push). */
+		uint64_t top = !ok2 ? cfp1 : !ok1 ? cfp2 : cfp1 > cfp2 ? cfp1 : cfp2;
+		int n = (int)((end - top) / csz), skip = 0;
+		if (n > WALK_MAX_FRAMES) {
+			skip = n - WALK_MAX_FRAMES;
+			n = WALK_MAX_FRAMES;
+		}
+		if (n > room - 1) {
+			skip += n - (room - 1);
+			n = room - 1;
+		}
+		int covered = top >= flo && top + (uint64_t)n * csz <= fhi;
+		int torn = cfp1 != cfp2;
+		w->cfp = ok2 ? cfp2 : cfp1;
+		if ((torn || !covered) && attempt < RETRIES) {
+			r->retried++;
+			*have_th = 1;
+			continue;
+		}
+		if (!covered)
+			continue; /* plan again around where the stack is now */
+		if (n <= 0)
+			return 0;
+		if ((err = grow(c, 0, (size_t)n)))
+			return err;
+		const unsigned char *cfps = c->buf + (top - flo);
+		if ((err = gather_eps(t, c, w, cfps, n, c->buf + (fhi - flo), vlo, vhi)))
+			return err == -EFAULT ? ERR_TORN : err;
+		uint64_t sp_max = 0;
+		for (int i = 0; i < n; i++) {
+			uint64_t sp = word(cfps + (size_t)i * csz, L->cfp_sp);
+			if (sp > sp_max && sp < end)
+				sp_max = sp;
+		}
+		w->vs_top = sp_max;
+		r->salvaged = torn;
+		r->nframes = name_frames(t, cfps, c->eps, n, skip, out);
+		return 0;
+	}
+	return ERR_TORN;
+}
+
 int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t head, node, owner, main_th;
 	s->nthreads = 0;
 	s->nframes_total = 0;
-	s->torn = s->retried = 0;
+	s->torn = s->retried = s->salvaged = 0;
+	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
+		return -ENOMEM;
+	struct walk_cache *c = t->walk;
 	int err = read_vm_threads(t, &head, &node, &owner, &main_th);
 	if (err)
 		return err == -EFAULT ? ERR_TORN : err;
@@ -300,65 +541,48 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		return ERR_UNSUPPORTED;
 	for (int guard = 0; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
-		if ((err = mem_read(&t->mem, thaddr, th, t->th_read_len)))
-			return err == -EFAULT ? ERR_TORN : err;
-		node = word(th, L->th_lt_node); /* next */
+		struct walk_slot *w = slot_of(c, thaddr);
 		struct ruby_thread_sample *ts = &s->threads[s->nthreads];
+		struct thread_read r;
+		int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
+		memset(&r, 0, sizeof(r));
+		if (room < 2) /* the sample is full: list the thread without frames */
+			err = mem_read(&t->mem, thaddr, th, t->th_read_len), have_th = !err;
+		else
+			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room, &r);
+		if (err == -EFAULT)
+			err = ERR_TORN;
+		if (err && err != ERR_TORN)
+			return err;
+		if (!have_th)
+			return ERR_TORN;
+		node = word(th, L->th_lt_node); /* next */
 		memset(ts, 0, sizeof(*ts));
 		ts->th = thaddr;
 		ts->main = thaddr == main_th;
 		ts->state = thread_state(t, th, thaddr, owner);
-		ts->tid = thread_tid(t, th);
-		ts->kstate = (flags & WALK_KSTATE) && ts->tid ? task_state(t->pid, ts->tid) : '?';
-		uint64_t name = word(th, L->th_name);
-		if (ruby_is_heap(t, name)) {
-			char nbuf[256];
-			if (!ruby_read_string(t, name, nbuf, sizeof(nbuf)))
-				ts->name = intern(t, nbuf);
-		}
-		uint64_t ec = word(th, L->th_ec);
-		if (!ec || ts->state == THREAD_KILLED)
+		if (ts->state == THREAD_KILLED)
 			continue;
-		for (int attempt = 0; attempt <= RETRIES; attempt++) {
-			uint64_t e[3];
-			struct raw_thread rt = { thaddr, ec, 0, 0, 0 };
-			err = mem_read(&t->mem, ec, e, sizeof(e));
-			if (err)
-				return err == -EFAULT ? ERR_TORN : err;
-			uint64_t stack = e[L->ec_vm_stack / 8], size = e[L->ec_vm_stack_size / 8];
-			rt.cfp = e[L->ec_cfp / 8];
-			rt.end = stack + size * 8;
-			/* Stack bounds: the frames sit between cfp and the end of the VM stack. */
-			if (!stack || size > (64u << 20) || rt.cfp < stack || rt.cfp >= rt.end ||
-			    (rt.end - rt.cfp) % (uint64_t)L->cfp_size) {
-				err = ERR_TORN;
-				continue;
-			}
-			rt.n = (int)((rt.end - rt.cfp) / (uint64_t)L->cfp_size);
-			uint32_t room = WALK_MAX_TOTAL - s->nframes_total;
-			if (room < 2) {
-				err = 0;
-				break;
-			}
-			int nf = 0;
-			if (rt.n > (int)room - 1)
-				rt.n = (int)room - 1;
-			err = walk_thread(t, &rt, s->frames + s->nframes_total, &nf);
-			if (err == ERR_TORN)
-				continue;
-			if (err)
-				return err;
-			if (attempt)
-				s->retried++;
-			ts->frames = s->frames + s->nframes_total;
-			ts->nframes = nf;
-			s->nframes_total += (uint32_t)nf;
-			break;
-		}
 		if (err == ERR_TORN) {
 			s->torn++;
 			continue;
 		}
+		ts->tid = thread_tid(t, th);
+		ts->kstate = (flags & WALK_KSTATE) && ts->tid ? task_state(t->pid, ts->tid) : '?';
+		uint64_t name = word(th, L->th_name);
+		if (name != w->name_val) {
+			char nbuf[256];
+			w->name_val = name;
+			w->name = 0;
+			if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
+				w->name = intern(t, nbuf);
+		}
+		ts->name = w->name;
+		s->retried += (uint32_t)r.retried;
+		s->salvaged += (uint32_t)r.salvaged;
+		ts->frames = s->frames + s->nframes_total;
+		ts->nframes = r.nframes;
+		s->nframes_total += (uint32_t)r.nframes;
 		s->nthreads++;
 	}
 	return 0;

@@ -43,8 +43,9 @@ struct ruby_sample {
 	struct ruby_thread_sample threads[WALK_MAX_THREADS];
 	struct ruby_frame frames[WALK_MAX_TOTAL];
 	uint32_t nframes_total;
-	uint32_t torn;    /* threads dropped after retries because their stack moved under the read */
-	uint32_t retried; /* re-reads that succeeded */
+	uint32_t torn;     /* threads left out: no consistent picture of their stack after retries */
+	uint32_t retried;  /* re-reads because the stack moved under the read */
+	uint32_t salvaged; /* threads kept from their frames older than both reads of ec->cfp */
 };
 
 enum {
@@ -58,5 +59,7 @@ enum {
  */
 int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags);
 const char *ruby_thread_state_name(int state);
+/* Free the walker's per-thread memory (ruby_target_flush and detach call it). */
+void ruby_walk_free(struct ruby_target *t);
 
 #endif
