@@ -101,9 +101,9 @@ int cmd_snapshot(int argc, char **argv)
 	if ((rc = attach_or_report(&t, pid)))
 		return rc;
 	struct ruby_sample *s = malloc(sizeof(*s));
-	/* A busy thread's stack moves under the read now and then: try again until every thread reads whole. */
+	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
-	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && s->torn)); attempt++)
+	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged))); attempt++)
 		err = ruby_sample_take(&t, s, WALK_KSTATE);
 	if (err) {
 		rc = err_report(err, "cannot read the threads of process %d", pid);

@@ -39,14 +39,18 @@ static uint32_t intern(struct ruby_target *t, const char *s)
 	return id < 0 ? 0 : (uint32_t)id;
 }
 
-/* "Foo#bar", "Foo.bar" or just "bar" for the method entry me. Cached by method entry address. */
+/*
+ * "Foo#bar", "Foo.bar" or just "bar" for the method entry me (fallback names
+ * the method when the entry's IDs do not resolve); 0 when me is not a method
+ * entry. Cached by method entry address.
+ */
 static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t flags;
 	if (ruby_type_of(t, me, &flags) != L->t_imemo ||
 	    ((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
-		return fallback;
+		return 0;
 	unsigned char buf[48], def[64];
 	if (mem_read(&t->mem, me, buf, sizeof(buf)))
 		return fallback;
@@ -92,19 +96,21 @@ static uint32_t qualify_block(struct ruby_target *t, uint32_t label, uint32_t me
 	return intern(t, s);
 }
 
-/* Follow a block's ep chain to the method's local ep and return its method entry (0 if none). */
-static uint64_t local_me(struct ruby_target *t, uint64_t specval)
+/* Follow a block's ep chain to the local ep and set *me to its method entry or cref; -1 if the chain breaks. */
+static int local_me(struct ruby_target *t, uint64_t specval, uint64_t *me)
 {
 	const struct ruby_layout *L = t->L;
 	for (int hop = 0; hop < 16; hop++) {
 		uint64_t ep = specval & ~3ULL, w[EP_WORDS];
-		if (!ep || mem_read(&t->mem, ep - 16, w, sizeof(w)))
+		if (!ep || (ep & 7) || mem_read(&t->mem, ep - 16, w, sizeof(w)))
+			return -1;
+		if (w[2] & (uint64_t)L->env_flag_local) {
+			*me = w[0];
 			return 0;
-		if (w[2] & (uint64_t)L->env_flag_local)
-			return w[0];
+		}
 		specval = w[1];
 	}
-	return 0;
+	return -1;
 }
 
 /*
@@ -199,9 +205,13 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 	*vhi = top & ~7ULL;
 	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
 }
-/* Name one iseq frame. */
+/*
+ * Name one iseq frame. The qualified name is cached on the iseq once found;
+ * "has no owner" is cached only from a trusted (not salvaged) read, so a torn
+ * read cannot leave a method unqualified for the rest of the run.
+ */
 static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_t magic, const uint64_t *ep,
-			    struct ruby_frame *f)
+			    int trusted, struct ruby_frame *f)
 {
 	const struct ruby_layout *L = t->L;
 	f->kind = FRAME_RUBY;
@@ -210,23 +220,24 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 	if (magic == (uint64_t)L->frame_magic_method) {
 		if (!is->owner_tried) {
 			is->qualified = method_name(t, ep[0], is->label);
-			is->owner_tried = 1;
+			is->owner_tried = is->qualified || trusted;
 		}
-		if (is->qualified)
-			f->name = is->qualified;
 	} else if (magic == (uint64_t)L->frame_magic_block) {
 		if (ep[2] & (uint64_t)L->frame_flag_bmethod) {
-			f->name = method_name(t, ep[0], is->label); /* define_method */
-		} else {
-			if (!is->owner_tried) {
-				uint64_t me = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1]);
-				is->qualified = me ? qualify_block(t, is->label, method_name(t, me, 0)) : 0;
-				is->owner_tried = 1;
-			}
-			if (is->qualified)
-				f->name = is->qualified;
+			uint32_t q = method_name(t, ep[0], is->label); /* define_method */
+			f->name = q ? q : is->label;
+			return;
+		}
+		if (!is->owner_tried) {
+			uint64_t me = 0;
+			int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
+			uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
+			is->qualified = m ? qualify_block(t, is->label, m) : 0;
+			is->owner_tried = is->qualified || (trusted && !ok);
 		}
 	}
+	if (is->qualified)
+		f->name = is->qualified;
 }
 
 static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
@@ -300,7 +311,7 @@ static int read_vm_threads(struct ruby_target *t, uint64_t *head, uint64_t *firs
  * skip > 0 adds a "(truncated)" frame for the outer frames left out.
  */
 static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		       struct ruby_frame *out)
+		       int trusted, struct ruby_frame *out)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -325,7 +336,7 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		struct iseq_info *is = iseq_get(t, iseq);
 		if (!is)
 			continue;
-		name_iseq_frame(t, is, magic, eps[i], f);
+		name_iseq_frame(t, is, magic, eps[i], trusted, f);
 		f->line = iseq_line(is, pc);
 		k++;
 	}
@@ -481,8 +492,15 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 				return ERR_TORN;
 			continue;
 		}
-		/* Frames above both reads of ec->cfp were not touched in between (bar a deeper pop and re-push). */
-		uint64_t top = !ok2 ? cfp1 : !ok1 ? cfp2 : cfp1 > cfp2 ? cfp1 : cfp2;
+		/*
+		 * The stack as of the first read of ec->cfp. If the thread went deeper
+		 * meanwhile, those frames are untouched. If it returned, the frames it
+		 * left are read as they were unless something was pushed over them in
+		 * the microsecond of the read; each frame is validated as it is named.
+		 * (Taking the shallower of the two would bias every salvaged sample
+		 * towards callers.)
+		 */
+		uint64_t top = ok1 ? cfp1 : cfp2;
 		int n = (int)((end - top) / csz), skip = 0;
 		if (n > WALK_MAX_FRAMES) {
 			skip = n - WALK_MAX_FRAMES;
@@ -517,7 +535,7 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		}
 		w->vs_top = sp_max;
 		r->salvaged = torn;
-		r->nframes = name_frames(t, cfps, c->eps, n, skip, out);
+		r->nframes = name_frames(t, cfps, c->eps, n, skip, !torn, out);
 		return 0;
 	}
 	return ERR_TORN;
