@@ -168,6 +168,9 @@ static int write_outputs(const struct record_opts *o, const struct profile *p)
 static int sample_loop(const struct record_opts *o, struct sampler *s, int *gone)
 {
 	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), next = start, last_status = start;
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	s->profile->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int tty = isatty(2), consecutive_errors = 0;
 	while (!stop) {
@@ -225,7 +228,7 @@ int cmd_record(int argc, char **argv)
 	}
 	p.pid = o.pid;
 	p.rate_hz = (uint32_t)o.rate;
-	p.keep_samples = o.raw != NULL;
+	p.keep_samples = o.raw != NULL || o.format->needs_samples;
 	char cmdline[1024] = "";
 	task_cmdline(o.pid, cmdline, sizeof(cmdline));
 	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));

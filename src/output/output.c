@@ -6,10 +6,12 @@
 #include "../ruby/walk.h"
 
 const struct output_format output_formats[] = {
-	{ "collapsed", "folded stacks, one line per unique stack with its count (flamegraph.pl, speedscope)", output_collapsed },
-	{ "summary", "functions by % self and % total", output_summary },
-	{ "summary-by-line", "file:line by % self and % total", output_summary_by_line },
-	{ NULL, NULL, NULL },
+	{ "collapsed", "folded stacks, one line per unique stack with its count (flamegraph.pl, speedscope)",
+	  output_collapsed, 0 },
+	{ "summary", "functions by % self and % total", output_summary, 0 },
+	{ "summary-by-line", "file:line by % self and % total", output_summary_by_line, 0 },
+	/* new formats above this line */
+	{ NULL, NULL, NULL, 0 },
 };
 
 const struct output_format *output_find(const char *name)

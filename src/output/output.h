@@ -11,6 +11,7 @@ struct output_format {
 	const char *description;
 	/* Write p to f; 0 or a negative code (a failed write is -errno). */
 	int (*write)(const struct profile *p, FILE *f);
+	int needs_samples; /* uses p->samples (each sample's time and thread), not only stack counts */
 };
 
 /* The formats, NULL-terminated. */

@@ -32,6 +32,7 @@ void profile_free(struct profile *p)
 	free(p->pool);
 	free(p->stacks);
 	free(p->samples);
+	free(p->threads);
 	map_free(&p->frame_index);
 	map_free(&p->stack_index);
 	memset(p, 0, sizeof(*p));
@@ -109,6 +110,35 @@ int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid)
 	GROW(p->samples, p->nsamples, p->samples_cap, 1024);
 	p->samples[p->nsamples++] = (struct profile_sample){ t_ns, tid, stack };
 	return 0;
+}
+
+int profile_thread(struct profile *p, int32_t tid, const char *name)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].tid != tid)
+			continue;
+		if (p->threads[i].name || !*name)
+			return 0;
+		int64_t id = strtab_intern(&p->strs, name, strlen(name));
+		if (id < 0)
+			return (int)id;
+		p->threads[i].name = (uint32_t)id;
+		return 0;
+	}
+	int64_t id = strtab_intern(&p->strs, name, strlen(name));
+	if (id < 0)
+		return (int)id;
+	GROW(p->threads, p->nthreads, p->threads_cap, 16);
+	p->threads[p->nthreads++] = (struct profile_thread){ tid, (uint32_t)id };
+	return 0;
+}
+
+const char *profile_thread_name(const struct profile *p, int32_t tid)
+{
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return strtab_get(&p->strs, p->threads[i].name);
+	return "";
 }
 
 uint64_t profile_total(const struct profile *p)

@@ -26,6 +26,12 @@ struct profile_sample {
 	uint32_t stack;
 };
 
+/* A thread seen in the recording (for per-thread timelines and labels). */
+struct profile_thread {
+	int32_t tid;
+	uint32_t name; /* strtab id of Thread#name, or "main" for the main thread, 0 if unnamed */
+};
+
 /*
  * Everything a writer needs, and all that a --raw file holds: any output
  * format can be made later from the same data (rbscope report).
@@ -42,10 +48,13 @@ struct profile {
 	uint64_t nsamples, samples_cap;
 	struct map frame_index; /* hash of a frame -> id + 1 */
 	struct map stack_index; /* hash of a stack -> id + 1 (collisions re-seed) */
+	struct profile_thread *threads;
+	uint32_t nthreads, threads_cap;
 	/* metadata */
 	int pid;
 	uint32_t rate_hz;
 	uint64_t duration_ns;
+	uint64_t start_ns;     /* wall clock at the start, ns since the epoch */
 	uint32_t ruby_version; /* strtab id */
 	uint32_t command;      /* strtab id */
 	uint64_t errors, torn, dropped;
@@ -60,6 +69,10 @@ int64_t profile_frame(struct profile *p, const char *name, const char *path, int
 int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n);
 /* Count one sample of stack at t_ns for tid. */
 int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid);
+/* Note thread tid's name (a string, "" for none); the first name seen is kept unless it was "". */
+int profile_thread(struct profile *p, int32_t tid, const char *name);
+/* The name of thread tid ("" if unknown). */
+const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */
 uint64_t profile_total(const struct profile *p);
 

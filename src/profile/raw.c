@@ -8,17 +8,18 @@
 
 /*
  * Layout, little-endian, all counts before their arrays:
- *   "RBSCRAW1"
- *   u32 pid, u32 rate_hz, u64 duration_ns, u64 errors, u64 torn, u64 dropped
+ *   "RBSCRAW2"
+ *   u32 pid, u32 rate_hz, u64 duration_ns, u64 start_ns, u64 errors, u64 torn, u64 dropped
  *   u32 ruby_version, u32 command           (string ids)
  *   u64 n, n bytes                          (the string arena; ids are offsets into it)
  *   u32 n, n x {u32 name, u32 path, i32 line, u32 kind}
  *   u64 n, n x u32                          (stack pool: frame ids, root first)
  *   u32 n, n x {u32 start, u32 len, u64 count}
  *   u64 n, n x {u64 t_ns, i32 tid, u32 stack}
- *   "RBSCEND1"
+ *   u32 n, n x {i32 tid, u32 name}
+ *   "RBSCEND2"
  */
-static const char MAGIC[8] = "RBSCRAW1", TRAILER[8] = "RBSCEND1";
+static const char MAGIC[8] = "RBSCRAW2", TRAILER[8] = "RBSCEND2";
 #define RAW_MAX_BYTES (1ULL << 34)
 
 static int put(FILE *f, const void *p, size_t n)
@@ -36,6 +37,7 @@ int profile_write_raw(const struct profile *p, FILE *f)
 	err = err ?: PUT(f, pid);
 	err = err ?: PUT(f, p->rate_hz);
 	err = err ?: PUT(f, p->duration_ns);
+	err = err ?: PUT(f, p->start_ns);
 	err = err ?: PUT(f, p->errors);
 	err = err ?: PUT(f, p->torn);
 	err = err ?: PUT(f, p->dropped);
@@ -51,6 +53,8 @@ int profile_write_raw(const struct profile *p, FILE *f)
 	err = err ?: put(f, p->stacks, p->nstacks * sizeof(*p->stacks));
 	err = err ?: PUT(f, p->nsamples);
 	err = err ?: put(f, p->samples, p->nsamples * sizeof(*p->samples));
+	err = err ?: PUT(f, p->nthreads);
+	err = err ?: put(f, p->threads, p->nthreads * sizeof(*p->threads));
 	err = err ?: put(f, TRAILER, 8);
 	if (!err && fflush(f))
 		err = -errno;
@@ -97,7 +101,10 @@ static int validate(const struct profile *p)
 		if ((uint64_t)p->stacks[i].start + p->stacks[i].len > p->pool_len)
 			return ERR_BAD_FILE;
 	for (uint64_t i = 0; i < p->nsamples; i++)
-		if (p->samples[i].stack >= p->nstacks)
+		if (p->samples[i].stack >= p->nstacks || (i && p->samples[i].t_ns < p->samples[i - 1].t_ns))
+			return ERR_BAD_FILE;
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (!valid_string(p, p->threads[i].name))
 			return ERR_BAD_FILE;
 	return 0;
 }
@@ -114,6 +121,7 @@ int profile_read_raw(struct profile *p, FILE *f)
 	err = err ?: GET(f, pid);
 	err = err ?: GET(f, p->rate_hz);
 	err = err ?: GET(f, p->duration_ns);
+	err = err ?: GET(f, p->start_ns);
 	err = err ?: GET(f, p->errors);
 	err = err ?: GET(f, p->torn);
 	err = err ?: GET(f, p->dropped);
@@ -135,6 +143,8 @@ int profile_read_raw(struct profile *p, FILE *f)
 	err = err ?: get_array(f, (void **)&p->stacks, p->nstacks, sizeof(*p->stacks));
 	err = err ?: GET(f, p->nsamples);
 	err = err ?: get_array(f, (void **)&p->samples, p->nsamples, sizeof(*p->samples));
+	err = err ?: GET(f, p->nthreads);
+	err = err ?: get_array(f, (void **)&p->threads, p->nthreads, sizeof(*p->threads));
 	err = err ?: get(f, magic, 8);
 	if (!err && memcmp(magic, TRAILER, 8))
 		err = ERR_BAD_FILE;
@@ -145,6 +155,7 @@ int profile_read_raw(struct profile *p, FILE *f)
 	p->pool_cap = p->pool_len;
 	p->stacks_cap = p->nstacks;
 	p->samples_cap = p->nsamples;
+	p->threads_cap = p->nthreads;
 	p->keep_samples = 1;
 	return err;
 }

@@ -90,6 +90,9 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 				return (int)id;
 			s->stack_buf[n++] = (uint32_t)id;
 		}
+		const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+		if ((err = profile_thread(s->profile, th->tid, tn)))
+			return err;
 		int64_t st = profile_stack(s->profile, s->stack_buf, n);
 		if (st < 0)
 			return (int)st;

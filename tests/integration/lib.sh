@@ -1,0 +1,39 @@
+# lib.sh: the integration tests' helpers: TAP-style checks and starting Ruby programs (sourced by run).
+# Expects $top, $work, $RBSCOPE, and the counters pass, fail, skip and the pid list pids.
+
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+not_ok() { fail=$((fail + 1)); echo "not ok - $*"; }
+skipped() { skip=$((skip + 1)); echo "skip - $*"; }
+check() { # check NAME COMMAND...: pass when the command succeeds
+	local name=$1; shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# start_ruby VERSION SCRIPT: start SCRIPT under that Ruby, wait for its "ready" line; sets $pid and $script_path.
+start_ruby() {
+	local ver=$1 script=$2 root
+	root=$("$top/scripts/ruby-chroot" "$ver" 2>"$work/chroot.err") || return 1
+	local out="$work/ruby-$ver.out"
+	if [ "$root" = / ]; then
+		script_path=$script
+		ruby "$script" >"$out" 2>&1 &
+	else
+		mkdir -p "$root/tmp/rbscope-it"
+		cp "$script" "$root/tmp/rbscope-it/"
+		script_path=/tmp/rbscope-it/$(basename "$script")
+		chroot "$root" ruby "$script_path" >"$out" 2>&1 &
+	fi
+	pid=$!
+	pids="$pids $pid"
+	for _ in $(seq 100); do
+		grep -q '^ready' "$out" 2>/dev/null && return 0
+		kill -0 $pid 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+line_of() { grep -n "$1" "$2" | head -n 1 | cut -d: -f1; }
+
