@@ -3,7 +3,8 @@ CC ?= cc
 PREFIX ?= /usr/local
 BUILD ?= build
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP
+# Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
+WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP
 LDLIBS = -lelf -lz
 
 # The library (everything but the command line) is what unit tests link against.
@@ -23,15 +24,15 @@ deps:
 	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps
 
 $(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
 
 unit: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
@@ -59,4 +60,4 @@ install: all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -2,6 +2,8 @@
 #ifndef RBSCOPE_BUILTIN_H
 #define RBSCOPE_BUILTIN_H
 
+#include <stdio.h>
+
 /*
  * To add a subcommand: write builtin/<name>.c with cmd_<name>(argc, argv)
  * and usage_<name>, declare both here, and add a row to commands[] in
@@ -14,6 +16,19 @@ int cmd_top(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_version[];
+
+/* Output choices shared by record and report (builtin/outfile.c). */
+struct output_format;
+/* Parse --flame-min-width into output_options; 0, or prints an error and returns EXIT_USAGE. */
+int parse_min_width(const char *s);
+/*
+ * Settle *fmt (given, else from *path's ending, else flamegraph) and *path:
+ * with no path, a non-text format and a terminal on stdout, stem + the
+ * format's ending, made in buf.
+ */
+void choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
+/* `rbscope help formats` */
+void list_formats(FILE *f);
 
 /* Parse a pid argument; 0 and *pid, or prints an error and returns EXIT_USAGE. */
 int parse_pid(const char *s, int *pid);

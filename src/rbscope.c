@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		   "See what a running Ruby process is doing, from outside.\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "   %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'rbscope help <command>' shows a command's options.\n");
+	fprintf(f, "\n'rbscope help <command>' shows a command's options; 'rbscope help formats' the output formats.\n");
 }
 
 int parse_pid(const char *s, int *pid)
@@ -100,6 +100,10 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "--version"))
 		return cmd_version(0, NULL);
 	if (!strcmp(name, "help")) {
+		if (argc > 2 && !strcmp(argv[2], "formats")) {
+			list_formats(stdout);
+			return EXIT_OK;
+		}
 		const struct command *c = argc > 2 ? find(argv[2]) : NULL;
 		if (argc > 2 && !c) {
 			error("'%s' is not an rbscope command", argv[2]);

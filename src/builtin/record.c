@@ -23,8 +23,13 @@ const char usage_record[] =
 	"  -p, --pid PID         the Ruby process to sample\n"
 	"  -r, --rate HZ         samples per second (default 99, at most 10000)\n"
 	"  -d, --duration SECS   stop after SECS seconds (default: Ctrl-C or the process exits)\n"
-	"  -o, --output FILE     write the profile to FILE (default: standard output)\n"
-	"  -f, --format FORMAT   collapsed (default), summary, summary-by-line\n"
+	"  -o, --output FILE     write the profile to FILE; its ending picks the format (.svg, .html,\n"
+	"                        .speedscope.json, .gecko.json, .pb.gz, callgrind.out.*, .collapsed)\n"
+	"                        (default: standard output, or rbscope-PID-TIME.svg when that is a terminal)\n"
+	"  -f, --format FORMAT   flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n"
+	"                        collapsed, summary, summary-by-line (`rbscope help formats`)\n"
+	"      --flame-min-width F  leave out frames narrower than F of all samples (default 0.0001)\n"
+	"      --title TEXT      the flame graph's title\n"
 	"      --raw FILE        also write every sample with its time and thread, for `rbscope report`\n"
 	"      --threads         add a root frame per thread\n"
 	"      --on-cpu          keep only samples of threads the kernel shows running\n";
@@ -41,6 +46,8 @@ struct record_opts {
 	int pid;
 	double rate, duration;
 	const char *output, *raw;
+	int output_made; /* output named by rbscope, not the user */
+	char output_buf[64];
 	const struct output_format *format;
 	int threads, on_cpu;
 	char **command;
@@ -57,6 +64,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "raw", required_argument, NULL, 'R' },
 		{ "threads", no_argument, NULL, 'T' },
 		{ "on-cpu", no_argument, NULL, 'C' },
+		{ "flame-min-width", required_argument, NULL, 'W' },
+		{ "title", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -64,7 +73,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	char *end;
 	memset(o, 0, sizeof(*o));
 	o->rate = 99;
-	o->format = output_find("collapsed");
 	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -89,6 +97,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'R': o->raw = optarg; break;
 		case 'T': o->threads = 1; break;
 		case 'C': o->on_cpu = 1; break;
+		case 'W':
+			if ((rc = parse_min_width(optarg)))
+				return rc;
+			break;
+		case 'N': output_options.title = optarg; break;
 		case 'h': fputs(usage_record, stdout); exit(EXIT_OK);
 		default: fputs(usage_record, stderr); return EXIT_USAGE;
 		}
@@ -157,6 +170,8 @@ static int write_outputs(const struct record_opts *o, const struct profile *p)
 	FILE *f = o->output ? fopen(o->output, "w") : stdout;
 	if (!f)
 		return err_report(-errno, "cannot write '%s'", o->output);
+	if (o->output && o->output_made)
+		fprintf(stderr, "rbscope: writing %s to %s\n", o->format->name, o->output);
 	err = o->format->write(p, f);
 	if (!err && fflush(f))
 		err = -errno;
@@ -218,6 +233,15 @@ int cmd_record(int argc, char **argv)
 	rc = o.command ? spawn_and_attach(&o, &t) : attach_or_report(&t, o.pid);
 	if (rc)
 		return rc;
+	char stem[48];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o.pid);
+	strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
+	const char *made = o.output;
+	choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
+	o.output_made = o.output != made;
 	struct profile p;
 	struct sampler s;
 	int err = profile_init(&p);

@@ -9,13 +9,17 @@
 #include "../output/output.h"
 
 const char usage_report[] =
-	"usage: rbscope report -i RAW [-f FORMAT] [-o FILE]\n"
+	"usage: rbscope report -i RAW [-f FORMAT] [-o FILE] [options]\n"
 	"\n"
 	"Write a profile in FORMAT from a recording made with `rbscope record --raw RAW`.\n"
 	"\n"
 	"  -i, --input RAW       the raw recording\n"
-	"  -f, --format FORMAT   collapsed (default), summary, summary-by-line\n"
-	"  -o, --output FILE     default: standard output\n";
+	"  -f, --format FORMAT   flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n"
+	"                        collapsed, summary, summary-by-line (`rbscope help formats`)\n"
+	"  -o, --output FILE     its ending picks the format when -f is not given (default: standard\n"
+	"                        output, or RAW's name with the format's ending when that is a terminal)\n"
+	"      --flame-min-width F  leave out frames narrower than F of all samples (default 0.0001)\n"
+	"      --title TEXT      the flame graph's title\n";
 
 int cmd_report(int argc, char **argv)
 {
@@ -23,12 +27,14 @@ int cmd_report(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "flame-min-width", required_argument, NULL, 'W' },
+		{ "title", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *input = NULL, *output = NULL;
-	const struct output_format *format = output_find("collapsed");
-	int c;
+	const struct output_format *format = NULL;
+	int c, rc;
 	while ((c = getopt_long(argc, argv, "i:f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
@@ -39,6 +45,11 @@ int cmd_report(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'W':
+			if ((rc = parse_min_width(optarg)))
+				return rc;
+			break;
+		case 'N': output_options.title = optarg; break;
 		case 'h': fputs(usage_report, stdout); return EXIT_OK;
 		default: fputs(usage_report, stderr); return EXIT_USAGE;
 		}
@@ -47,6 +58,14 @@ int cmd_report(int argc, char **argv)
 		fputs(usage_report, stderr);
 		return EXIT_USAGE;
 	}
+	char stem[4096], made[4200];
+	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
+	snprintf(stem, sizeof(stem), "%.*s", (int)(strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".raw") ?
+						     strlen(base) - 4 : strlen(base)), base);
+	const char *given = output;
+	choose_output(&format, &output, strcmp(input, "-") ? stem : "rbscope", made, sizeof(made));
+	if (output != given)
+		fprintf(stderr, "rbscope: writing %s to %s\n", format->name, output);
 	FILE *in = strcmp(input, "-") ? fopen(input, "rb") : stdin;
 	if (!in)
 		return err_report(-errno, "cannot open '%s'", input);

@@ -5,11 +5,21 @@
 
 #include "../ruby/walk.h"
 
+struct output_options output_options = { 0.0001, NULL };
+
 const struct output_format output_formats[] = {
+	{ "flamegraph", "interactive SVG flame graph: hover, click to zoom, search (any browser)", output_flamegraph, 0 },
 	{ "collapsed", "folded stacks, one line per unique stack with its count (flamegraph.pl, speedscope)",
 	  output_collapsed, 0 },
 	{ "summary", "functions by % self and % total", output_summary, 0 },
 	{ "summary-by-line", "file:line by % self and % total", output_summary_by_line, 0 },
+	{ "html", "one self-contained page: flame graph, summary tables, threads, metadata", output_html, 1 },
+	{ "pprof", "gzipped perftools.profiles.Profile protobuf with thread labels (go tool pprof)", output_pprof, 1 },
+	{ "callgrind", "callgrind profile with inclusive call costs (KCachegrind, QCachegrind, callgrind_annotate)",
+	  output_callgrind, 0 },
+	{ "speedscope", "speedscope JSON, one timeline per thread, each sample weighted by its time (speedscope.app)",
+	  output_speedscope, 1 },
+	{ "firefox", "Gecko profile JSON with a track per thread (profiler.firefox.com)", output_firefox, 1 },
 	/* new formats above this line */
 	{ NULL, NULL, NULL, 0 },
 };
@@ -20,6 +30,44 @@ const struct output_format *output_find(const char *name)
 		if (!strcmp(o->name, name))
 			return o;
 	return NULL;
+}
+
+/* File name endings that choose a format, for -o without -f; the first one per format is its default. */
+static const struct {
+	const char *format, *suffix;
+} SUFFIXES[] = {
+	{ "flamegraph", ".svg" }, { "html", ".html" }, { "html", ".htm" }, { "speedscope", ".speedscope.json" },
+	{ "firefox", ".gecko.json" }, { "pprof", ".pb.gz" }, { "pprof", ".pprof" }, { "collapsed", ".collapsed" },
+	{ "collapsed", ".folded" }, { "summary", ".summary.txt" }, { "summary-by-line", ".lines.txt" },
+};
+
+const struct output_format *output_for_path(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!strncmp(base, "callgrind.out", 13))
+		return output_find("callgrind");
+	size_t n = strlen(base);
+	for (size_t i = 0; i < sizeof(SUFFIXES) / sizeof(SUFFIXES[0]); i++) {
+		size_t k = strlen(SUFFIXES[i].suffix);
+		if (n > k && !strcmp(base + n - k, SUFFIXES[i].suffix))
+			return output_find(SUFFIXES[i].format);
+	}
+	return NULL;
+}
+
+const char *output_suffix(const struct output_format *o)
+{
+	if (!strcmp(o->name, "callgrind"))
+		return ".callgrind.out";
+	for (size_t i = 0; i < sizeof(SUFFIXES) / sizeof(SUFFIXES[0]); i++)
+		if (!strcmp(SUFFIXES[i].format, o->name))
+			return SUFFIXES[i].suffix;
+	return ".txt";
+}
+
+int output_text(const struct output_format *o)
+{
+	return !strcmp(o->name, "collapsed") || !strcmp(o->name, "summary") || !strcmp(o->name, "summary-by-line");
 }
 
 const char *output_names(void)

@@ -17,12 +17,40 @@ struct output_format {
 /* The formats, NULL-terminated. */
 extern const struct output_format output_formats[];
 const struct output_format *output_find(const char *name);
+/* The format a file name asks for by its ending (".svg", ".pb.gz", "callgrind.out.*"...), or NULL. */
+const struct output_format *output_for_path(const char *path);
+/* The usual file ending of a format (".svg" for flamegraph). */
+const char *output_suffix(const struct output_format *o);
+/* Whether a format is plain text meant to be read on a terminal. */
+int output_text(const struct output_format *o);
 /* "a, b, c": the valid format names, for error messages. */
 const char *output_names(void);
 
 int output_collapsed(const struct profile *p, FILE *f);
 int output_summary(const struct profile *p, FILE *f);
 int output_summary_by_line(const struct profile *p, FILE *f);
+int output_speedscope(const struct profile *p, FILE *f);
+int output_firefox(const struct profile *p, FILE *f);
+int output_pprof(const struct profile *p, FILE *f);
+int output_callgrind(const struct profile *p, FILE *f);
+int output_flamegraph(const struct profile *p, FILE *f);
+int output_html(const struct profile *p, FILE *f);
+
+/* A row of the summary: a function (name + path) or a line (path + line), with its sample counts. */
+struct summary_row {
+	uint32_t frame; /* a representative frame id */
+	uint64_t self, total;
+};
+/* Rows by % self then % total (zero rows left out); *rows is malloc'd. 0 or -ENOMEM. */
+int summary_rows(const struct profile *p, int by_line, struct summary_row **rows, uint32_t *n, uint64_t *total);
+void summary_label(const struct profile *p, const struct summary_row *r, int by_line, char *out, size_t cap);
+
+/* Options some writers take, set by the command before writing. */
+struct output_options {
+	double flame_min_width; /* flamegraph: drop frames narrower than this fraction of all samples */
+	const char *title;      /* flamegraph and html: overrides the title made from the recording */
+};
+extern struct output_options output_options;
 
 /* "Foo#bar (path:line)", or the bare name for thread roots and frames with no path. */
 void output_frame_label(const struct profile *p, uint32_t frame, int with_line, char *out, size_t cap);

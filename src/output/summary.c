@@ -6,14 +6,9 @@
 #include "../lib/map.h"
 #include "output.h"
 
-struct row {
-	uint32_t key; /* a representative frame id */
-	uint64_t self, total;
-};
-
 static int by_self(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct summary_row *x = a, *y = b;
 	if (x->self != y->self)
 		return x->self < y->self ? 1 : -1;
 	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
@@ -41,11 +36,11 @@ static uint32_t *group_frames(const struct profile *p, int by_line, uint32_t *ng
 	return g;
 }
 
-static int write_summary(const struct profile *p, FILE *f, int by_line)
+int summary_rows(const struct profile *p, int by_line, struct summary_row **out, uint32_t *nout, uint64_t *total_out)
 {
 	uint32_t ngroups;
 	uint32_t *group = group_frames(p, by_line, &ngroups);
-	struct row *rows = calloc(ngroups + 1, sizeof(*rows));
+	struct summary_row *rows = calloc(ngroups + 1, sizeof(*rows));
 	uint32_t *seen = calloc(ngroups + 1, sizeof(*seen)); /* stack index + 1 that last counted a group */
 	if (!group || !rows || !seen) {
 		free(group);
@@ -55,7 +50,7 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 	}
 	uint64_t total = 0;
 	for (uint32_t i = 0; i < p->nframes; i++)
-		rows[group[i]].key = i;
+		rows[group[i]].frame = i;
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		if (!s->count || !s->len)
@@ -73,24 +68,45 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 		rows[group[p->pool[s->start + s->len - 1]]].self += s->count;
 	}
 	qsort(rows, ngroups, sizeof(*rows), by_self);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < ngroups; i++)
+		if (rows[i].self || rows[i].total)
+			rows[n++] = rows[i];
+	free(group);
+	free(seen);
+	*out = rows;
+	*nout = n;
+	*total_out = total;
+	return 0;
+}
+
+void summary_label(const struct profile *p, const struct summary_row *r, int by_line, char *out, size_t cap)
+{
+	const struct profile_frame *fr = &p->frames[r->frame];
+	if (by_line)
+		snprintf(out, cap, "%s:%d", strtab_get(&p->strs, fr->path), fr->line);
+	else
+		output_frame_label(p, r->frame, 0, out, cap);
+}
+
+static int write_summary(const struct profile *p, FILE *f, int by_line)
+{
+	struct summary_row *rows;
+	uint32_t n;
+	uint64_t total;
+	int err = summary_rows(p, by_line, &rows, &n, &total);
+	if (err)
+		return err;
 	fprintf(f, "%8s %8s %10s %10s  %s\n", "% self", "% total", "self", "total", by_line ? "location" : "function");
 	char label[1024];
-	for (uint32_t i = 0; i < ngroups && total; i++) {
-		const struct row *r = &rows[i];
-		if (!r->total && !r->self)
-			continue;
-		const struct profile_frame *fr = &p->frames[r->key];
-		if (by_line)
-			snprintf(label, sizeof(label), "%s:%d", strtab_get(&p->strs, fr->path), fr->line);
-		else
-			output_frame_label(p, r->key, 0, label, sizeof(label));
+	for (uint32_t i = 0; i < n && total; i++) {
+		const struct summary_row *r = &rows[i];
+		summary_label(p, r, by_line, label, sizeof(label));
 		fprintf(f, "%7.2f%% %7.2f%% %10llu %10llu  %s\n", 100.0 * (double)r->self / (double)total,
 			100.0 * (double)r->total / (double)total, (unsigned long long)r->self,
 			(unsigned long long)r->total, label);
 	}
-	free(group);
 	free(rows);
-	free(seen);
 	return ferror(f) ? -(errno ?: EIO) : 0;
 }
 

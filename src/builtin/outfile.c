@@ -1,0 +1,44 @@
+/* outfile.c: the output choices record and report share: format, destination file, flame graph width. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../builtin.h"
+#include "../lib/err.h"
+#include "../output/output.h"
+
+int parse_min_width(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (!*s || *end || !(v >= 0 && v < 1)) {
+		error("--flame-min-width takes a fraction of all samples, from 0 to below 1 (e.g. 0.001)");
+		return EXIT_USAGE;
+	}
+	output_options.flame_min_width = v;
+	return 0;
+}
+
+void choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
+{
+	if (!*fmt && *path)
+		*fmt = output_for_path(*path);
+	if (!*fmt)
+		*fmt = output_find("flamegraph");
+	if (*path || output_text(*fmt) || !isatty(1))
+		return;
+	/* An SVG or a protobuf on a terminal helps nobody: write a file and say where. */
+	snprintf(buf, cap, "%s%s", stem, output_suffix(*fmt));
+	*path = buf;
+}
+
+void list_formats(FILE *f)
+{
+	fprintf(f, "Output formats (rbscope record -f FORMAT, rbscope report -f FORMAT):\n\n");
+	for (const struct output_format *o = output_formats; o->name; o++)
+		fprintf(f, "   %-16s %s\n", o->name, o->description);
+	fprintf(f, "\nWithout -f, the ending of -o picks the format: .svg, .html, .speedscope.json, .gecko.json,\n"
+		   ".pb.gz, callgrind.out.*, .collapsed; anything else gets a flame graph.\n");
+}

@@ -1,0 +1,251 @@
+/* firefox.c: the Gecko profile format that the Firefox Profiler imports, one thread per tid. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "../lib/buf.h"
+#include "../lib/map.h"
+#include "../ruby/walk.h"
+#include "json.h"
+#include "output.h"
+#include "thread_samples.h"
+
+/*
+ * The format version written. Everything here has kept its shape up to the
+ * profiler's current version (36); the profiler upgrades older versions
+ * itself, and the sources table (required from 33) is one its upgrader adds.
+ */
+#define GECKO_VERSION 29
+#define LABEL_MAX (1 << 20)
+
+enum { CATEGORY_RUBY, CATEGORY_C, CATEGORY_OTHER };
+static const char categories[] =
+	"[{\"name\":\"Ruby\",\"color\":\"red\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"C\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]";
+
+struct gecko_stack {
+	uint32_t prefix; /* a stack index + 1, 0 for a root */
+	uint32_t frame;
+};
+
+/* One thread's tables, built from the samples as they are written. */
+struct gecko_thread {
+	uint32_t *frames; /* a table frame -> the profile's frame id */
+	uint32_t nframes, frames_cap;
+	struct gecko_stack *stacks;
+	uint32_t nstacks, stacks_cap;
+	struct map frame_index;  /* profile frame id -> table frame */
+	struct map stack_index;  /* prefix << 32 | table frame -> table stack */
+	struct map sample_stack; /* profile stack id -> table stack + 1, 0 for an empty stack */
+	int keep_thread_roots;
+};
+
+/* Milliseconds, exactly: the format's times are fractional ms. */
+static void write_ms(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%llu.%06llu", (unsigned long long)(ns / 1000000), (unsigned long long)(ns % 1000000));
+}
+
+/* array with room for element n (grown, *cap updated), or NULL when out of memory. */
+static void *reserve(void *array, uint32_t n, uint32_t *cap, size_t size)
+{
+	if (n < *cap)
+		return array;
+	if (n >= UINT32_MAX / 2)
+		return NULL;
+	uint32_t c = *cap ? 2 * *cap : 256;
+	void *a = realloc(array, (size_t)c * size);
+	if (a)
+		*cap = c;
+	return a;
+}
+
+/* The table frame of profile frame id, added on first use; negative on error. */
+static int64_t table_frame(struct gecko_thread *g, uint32_t id)
+{
+	uint64_t *hit = map_get(&g->frame_index, id);
+	if (hit)
+		return (int64_t)*hit;
+	uint32_t *frames = reserve(g->frames, g->nframes, &g->frames_cap, sizeof(*frames));
+	if (!frames)
+		return -ENOMEM;
+	g->frames = frames;
+	int err = map_put(&g->frame_index, id, g->nframes);
+	if (err)
+		return err;
+	frames[g->nframes] = id;
+	return g->nframes++;
+}
+
+/* The table stack (+ 1, 0 if empty) of profile stack s: its frames as a path of prefixes. */
+static int64_t table_stack(struct gecko_thread *g, const struct profile *p, uint32_t s)
+{
+	uint64_t *hit = map_get(&g->sample_stack, s);
+	if (hit)
+		return (int64_t)*hit;
+	const struct profile_stack *st = &p->stacks[s];
+	uint32_t prefix = 0;
+	for (uint32_t j = 0; j < st->len; j++) {
+		uint32_t id = p->pool[st->start + j];
+		/* Each thread is its own track: a --threads root frame would only repeat its name. */
+		if (p->frames[id].kind == PROFILE_FRAME_THREAD && !g->keep_thread_roots)
+			continue;
+		int64_t frame = table_frame(g, id);
+		if (frame < 0)
+			return frame;
+		uint64_t key = (uint64_t)prefix << 32 | (uint64_t)frame;
+		hit = map_get(&g->stack_index, key);
+		if (hit) {
+			prefix = (uint32_t)*hit + 1;
+			continue;
+		}
+		struct gecko_stack *stacks = reserve(g->stacks, g->nstacks, &g->stacks_cap, sizeof(*stacks));
+		if (!stacks)
+			return -ENOMEM;
+		g->stacks = stacks;
+		int err = map_put(&g->stack_index, key, g->nstacks);
+		if (err)
+			return err;
+		stacks[g->nstacks] = (struct gecko_stack){ prefix, (uint32_t)frame };
+		prefix = ++g->nstacks;
+	}
+	int err = map_put(&g->sample_stack, s, prefix);
+	return err ? err : (int64_t)prefix;
+}
+
+static int write_samples(struct gecko_thread *g, const struct profile *p, const struct thread_samples *ts,
+			 uint32_t t, FILE *f)
+{
+	fputs("\"samples\":{\"schema\":{\"stack\":0,\"time\":1,\"eventDelay\":2},\"data\":[", f);
+	for (uint64_t k = ts->start[t]; k < ts->start[t + 1]; k++) {
+		const struct profile_sample *s = &ts->samples[ts->order[k]];
+		int64_t stack = table_stack(g, p, s->stack);
+		if (stack < 0)
+			return (int)stack;
+		fputs(k > ts->start[t] ? ",\n[" : "\n[", f);
+		if (stack)
+			fprintf(f, "%lld,", (long long)stack - 1);
+		else
+			fputs("null,", f);
+		write_ms(f, s->t_ns);
+		fputs(",0]", f);
+	}
+	fputs("]}", f);
+	return 0;
+}
+
+static int category_of(const struct profile_frame *fr)
+{
+	return fr->kind == FRAME_RUBY ? CATEGORY_RUBY : fr->kind == FRAME_CFUNC ? CATEGORY_C : CATEGORY_OTHER;
+}
+
+/*
+ * The stack and frame tables, and the strings: frame i's location is string
+ * i. A Ruby frame's location is "name (path:line)", which the profiler
+ * reads as a function with a file; other frames are their bare name.
+ */
+static int write_tables(const struct gecko_thread *g, const struct profile *p, struct buf *b, FILE *f)
+{
+	fputs(",\n\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[", f);
+	for (uint32_t i = 0; i < g->nstacks; i++) {
+		fputs(i ? ",\n[" : "\n[", f);
+		if (g->stacks[i].prefix)
+			fprintf(f, "%u,%u]", g->stacks[i].prefix - 1, g->stacks[i].frame);
+		else
+			fprintf(f, "null,%u]", g->stacks[i].frame);
+	}
+	fputs("]},\n\"frameTable\":{\"schema\":{\"location\":0,\"relevantForJS\":1,\"innerWindowID\":2,"
+	      "\"implementation\":3,\"line\":4,\"column\":5,\"category\":6,\"subcategory\":7},\"data\":[", f);
+	for (uint32_t i = 0; i < g->nframes; i++) {
+		const struct profile_frame *fr = &p->frames[g->frames[i]];
+		fprintf(f, "%s[%u,false,null,null,", i ? ",\n" : "\n", i);
+		if (fr->line > 0 && fr->kind != PROFILE_FRAME_THREAD && fr->kind != FRAME_TRUNCATED)
+			fprintf(f, "%d", (int)fr->line);
+		else
+			fputs("null", f);
+		fprintf(f, ",null,%d,0]", category_of(fr));
+	}
+	fputs("]},\n\"stringTable\":[", f);
+	for (uint32_t i = 0; i < g->nframes; i++) {
+		const struct profile_frame *fr = &p->frames[g->frames[i]];
+		const char *name = strtab_get(&p->strs, fr->name), *path = strtab_get(&p->strs, fr->path);
+		fputs(i ? ",\n" : "\n", f);
+		if (fr->kind != FRAME_RUBY || !*path || fr->line <= 0) {
+			json_write_string(f, name);
+			continue;
+		}
+		int err = json_write_stringf(f, b, "%s (%s:%d)", name, path, (int)fr->line);
+		if (err)
+			return err;
+	}
+	fputs("]", f);
+	return 0;
+}
+
+static int write_thread(const struct profile *p, const struct thread_samples *ts, uint32_t t, struct buf *b, FILE *f)
+{
+	struct gecko_thread g = { .keep_thread_roots = ts->synthetic };
+	map_init(&g.frame_index);
+	map_init(&g.stack_index);
+	map_init(&g.sample_stack);
+	char tmp[32];
+	const char *command = strtab_get(&p->strs, p->command);
+	fputs("{\"name\":", f);
+	json_write_string(f, thread_samples_name(ts, p, t, tmp, sizeof(tmp)));
+	fprintf(f, ",\"tid\":%d,\"pid\":%d,\"processType\":\"default\",\"processName\":", (int)ts->tids[t], p->pid);
+	json_write_string(f, *command ? command : "ruby");
+	fputs(",\"registerTime\":", f);
+	write_ms(f, ts->samples[ts->order[ts->start[t]]].t_ns);
+	fputs(",\"unregisterTime\":null,\n\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,"
+	      "\"phase\":3,\"category\":4,\"data\":5},\"data\":[]},\n", f);
+	int err = write_samples(&g, p, ts, t, f);
+	err = err ?: write_tables(&g, p, b, f);
+	fputs("}", f);
+	free(g.frames);
+	free(g.stacks);
+	map_free(&g.frame_index);
+	map_free(&g.stack_index);
+	map_free(&g.sample_stack);
+	return err;
+}
+
+static int write_meta(const struct profile *p, const struct thread_samples *ts, struct buf *b, FILE *f)
+{
+	uint64_t end = p->duration_ns;
+	if (ts->nsamples && ts->samples[ts->nsamples - 1].t_ns + ts->period_ns > end)
+		end = ts->samples[ts->nsamples - 1].t_ns + ts->period_ns;
+	const char *version = strtab_get(&p->strs, p->ruby_version);
+	fprintf(f, "\"meta\":{\"version\":%d,\"startTime\":", GECKO_VERSION);
+	write_ms(f, p->start_ns);
+	fputs(",\"shutdownTime\":null,\"interval\":", f);
+	write_ms(f, ts->period_ns);
+	fputs(",\"profilingStartTime\":0,\"profilingEndTime\":", f);
+	write_ms(f, end);
+	fputs(",\"processType\":0,\"stackwalk\":0,\"debug\":0,\"gcpoison\":0,\"asyncstack\":0,"
+	      "\"platform\":\"Linux\",\"product\":", f);
+	int err = json_write_stringf(f, b, "rbscope (Ruby %s)", *version ? version : "unknown");
+	fprintf(f, ",\n\"categories\":%s,\"markerSchema\":[]}", categories);
+	return err;
+}
+
+int output_firefox(const struct profile *p, FILE *f)
+{
+	struct thread_samples ts;
+	int err = thread_samples_init(&ts, p);
+	if (err)
+		return err;
+	struct buf b = BUF_INIT(LABEL_MAX);
+	fputc('{', f);
+	err = write_meta(p, &ts, &b, f);
+	fputs(",\n\"libs\":[],\"pausedRanges\":[],\"processes\":[],\n\"threads\":[", f);
+	for (uint32_t t = 0; t < ts.nthreads && !err && !ferror(f); t++) {
+		fputs(t ? ",\n" : "\n", f);
+		err = write_thread(p, &ts, t, &b, f);
+	}
+	fputs("]}\n", f);
+	buf_free(&b);
+	thread_samples_free(&ts);
+	if (!err && (fflush(f) || ferror(f)))
+		err = errno ? -errno : -EIO;
+	return err;
+}

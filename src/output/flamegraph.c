@@ -1,0 +1,391 @@
+/* flamegraph.c: a self-contained interactive flame graph (SVG with its own script), and the tree behind it. */
+#include "flamegraph.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/map.h"
+#include "../ruby/walk.h"
+#include "output.h"
+
+#define FG_WIDTH 1200.0 /* drawing width in px, frames included */
+#define FG_PAD 10.0
+#define FG_ROW 16
+#define FG_HEAD 58 /* title, legend and search above the frames */
+#define FG_FOOT 28 /* the details line below */
+
+struct fg_node {
+	uint32_t parent, func, depth;
+	uint32_t first, next; /* children, in label order; 0 ends (node 0 is the root) */
+	uint64_t count, x;    /* samples in this node and under it; offset from the left in samples */
+};
+
+struct fg_tree {
+	struct fg_node *n;
+	uint32_t len, cap;
+	uint32_t *func_of_frame; /* frame id -> function (name + path) */
+	uint32_t *func_frame;    /* function -> a representative frame */
+	uint32_t *func_rank;     /* function -> its place in label order */
+	uint32_t nfuncs, max_depth;
+};
+
+static void tree_free(struct fg_tree *t)
+{
+	free(t->n);
+	free(t->func_of_frame);
+	free(t->func_frame);
+	free(t->func_rank);
+}
+
+static const struct profile *sort_profile; /* qsort has no context argument in C11 */
+
+static int by_label(const void *a, const void *b)
+{
+	const struct profile_frame *x = &sort_profile->frames[*(const uint32_t *)a];
+	const struct profile_frame *y = &sort_profile->frames[*(const uint32_t *)b];
+	int c = strcmp(strtab_get(&sort_profile->strs, x->name), strtab_get(&sort_profile->strs, y->name));
+	return c ? c : strcmp(strtab_get(&sort_profile->strs, x->path), strtab_get(&sort_profile->strs, y->path));
+}
+
+/* Frames that differ only by line are one function in a flame graph. */
+static int group_functions(const struct profile *p, struct fg_tree *t)
+{
+	struct map m;
+	map_init(&m);
+	t->func_of_frame = malloc((p->nframes + 1) * sizeof(uint32_t));
+	t->func_frame = malloc((p->nframes + 1) * sizeof(uint32_t));
+	t->func_rank = malloc((p->nframes + 1) * sizeof(uint32_t));
+	uint32_t *order = malloc((p->nframes + 1) * sizeof(uint32_t));
+	int err = t->func_of_frame && t->func_frame && t->func_rank && order ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !err && i < p->nframes; i++) {
+		const struct profile_frame *f = &p->frames[i];
+		uint64_t key = (uint64_t)f->name << 32 | f->path;
+		uint64_t *hit = map_get(&m, key);
+		if (hit) {
+			t->func_of_frame[i] = (uint32_t)*hit;
+			continue;
+		}
+		t->func_of_frame[i] = t->nfuncs;
+		t->func_frame[t->nfuncs++] = i;
+		err = map_put(&m, key, t->func_of_frame[i]);
+	}
+	map_free(&m);
+	if (!err) {
+		memcpy(order, t->func_frame, t->nfuncs * sizeof(uint32_t));
+		sort_profile = p;
+		qsort(order, t->nfuncs, sizeof(uint32_t), by_label);
+		for (uint32_t r = 0; r < t->nfuncs; r++)
+			t->func_rank[t->func_of_frame[order[r]]] = r;
+	}
+	free(order);
+	return err;
+}
+
+static int64_t child(struct fg_tree *t, struct map *m, uint32_t parent, uint32_t func)
+{
+	uint64_t key = (uint64_t)parent << 32 | func;
+	uint64_t *hit = map_get(m, key);
+	if (hit)
+		return (int64_t)*hit;
+	if (t->len == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 1024;
+		struct fg_node *n = realloc(t->n, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->n = n;
+		t->cap = cap;
+	}
+	uint32_t id = t->len++;
+	t->n[id] = (struct fg_node){ parent, func, t->n[parent].depth + 1, 0, 0, 0, 0 };
+	if (t->n[id].depth > t->max_depth)
+		t->max_depth = t->n[id].depth;
+	int err = map_put(m, key, id);
+	return err ? (int64_t)err : (int64_t)id;
+}
+
+static const struct fg_tree *sort_tree;
+
+static int by_parent_then_label(const void *a, const void *b)
+{
+	const struct fg_node *x = &sort_tree->n[*(const uint32_t *)a], *y = &sort_tree->n[*(const uint32_t *)b];
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	uint32_t rx = sort_tree->func_rank[x->func], ry = sort_tree->func_rank[y->func];
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* Merge every stack into one tree of functions, children in label order, with x offsets. */
+static int build_tree(const struct profile *p, struct fg_tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	int err = group_functions(p, t);
+	if (err)
+		return err;
+	struct map m;
+	map_init(&m);
+	t->cap = 1024;
+	if (!(t->n = malloc(t->cap * sizeof(*t->n))))
+		return map_free(&m), -ENOMEM;
+	t->n[0] = (struct fg_node){ 0 };
+	t->len = 1;
+	for (uint32_t i = 0; i < p->nstacks && !err; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		if (!s->count)
+			continue;
+		uint32_t at = 0;
+		t->n[0].count += s->count;
+		for (uint32_t j = 0; j < s->len; j++) {
+			int64_t c = child(t, &m, at, t->func_of_frame[p->pool[s->start + j]]);
+			if (c < 0) {
+				err = (int)c;
+				break;
+			}
+			at = (uint32_t)c;
+			t->n[at].count += s->count;
+		}
+	}
+	map_free(&m);
+	if (err)
+		return err;
+	/* Link children in label order, then lay out: parents were created before their children. */
+	uint32_t *order = malloc(t->len * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->len - 1; i++)
+		order[i] = i + 1;
+	sort_tree = t;
+	qsort(order, t->len - 1, sizeof(*order), by_parent_then_label);
+	for (uint32_t i = t->len - 1; i-- > 0;) {
+		struct fg_node *c = &t->n[order[i]];
+		c->next = t->n[c->parent].first;
+		t->n[c->parent].first = order[i];
+	}
+	free(order);
+	for (uint32_t i = 0; i < t->len; i++) {
+		uint64_t x = t->n[i].x;
+		for (uint32_t c = t->n[i].first; c; c = t->n[c].next) {
+			t->n[c].x = x;
+			x += t->n[c].count;
+		}
+	}
+	return 0;
+}
+
+static void xml_text(FILE *f, const char *s, size_t max)
+{
+	for (size_t i = 0; s[i] && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if (c >= 0x20 || c == '\t')
+				fputc(c, f);
+		}
+	}
+}
+
+static const char *IDLE[] = {
+	"Kernel#sleep", "Thread::Queue#pop", "Thread::Queue#shift", "Thread::Queue#deq", "Thread::SizedQueue#pop",
+	"Thread::SizedQueue#push", "Thread::Mutex#lock", "Thread::ConditionVariable#wait", "Thread#join",
+	"Thread#value", "IO.select", "Kernel#select", "IO#wait", "IO#wait_readable", "IO#wait_writable",
+	"Process.wait", "Process.waitpid", "Process.wait2", "Monitor#wait", "Kernel#gets", NULL,
+};
+
+enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_OTHER };
+
+static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
+{
+	const struct profile_frame *f = &p->frames[frame];
+	const char *name = strtab_get(&p->strs, f->name);
+	if (f->kind == PROFILE_FRAME_THREAD || f->kind == FRAME_TRUNCATED)
+		return FG_OTHER;
+	if (!strncmp(name, "GC.", 3) || !strcmp(name, "(garbage collection)") || !strncmp(name, "GC#", 3))
+		return FG_GC;
+	for (int i = 0; IDLE[i]; i++)
+		if (!strcmp(name, IDLE[i]))
+			return FG_IDLE;
+	return f->kind == FRAME_CFUNC ? FG_CFUNC : FG_RUBY;
+}
+
+/* A stable colour per name within its kind's palette. */
+static void colour(const char *name, enum fg_kind k, int rgb[3])
+{
+	uint64_t h = map_hash_bytes(name, strlen(name), 17);
+	int a = (int)(h & 0xff), b = (int)(h >> 8 & 0xff);
+	switch (k) {
+	case FG_RUBY: rgb[0] = 205 + a % 50, rgb[1] = 60 + b % 150, rgb[2] = 40 + a % 30; break;
+	case FG_CFUNC: rgb[0] = 70 + a % 40, rgb[1] = 170 + b % 50, rgb[2] = 170 + a % 50; break;
+	case FG_GC: rgb[0] = 150 + a % 40, rgb[1] = 90 + b % 30, rgb[2] = 200 + a % 40; break;
+	case FG_IDLE: rgb[0] = 175 + a % 20, rgb[1] = 185 + a % 20, rgb[2] = 205 + b % 20; break;
+	default: rgb[0] = rgb[1] = rgb[2] = 190 + a % 20; break;
+	}
+}
+
+static void thousands(uint64_t v, char *out, size_t cap)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), j = 0;
+	for (int i = 0; i < n && (size_t)j + 2 < cap; i++) {
+		if (i && (n - i) % 3 == 0)
+			out[j++] = ',';
+		out[j++] = digits[i];
+	}
+	out[j] = '\0';
+}
+
+void flamegraph_title(const struct profile *p, char *out, size_t cap)
+{
+	char n[32];
+	thousands(profile_total(p), n, sizeof(n));
+	const char *cmd = strtab_get(&p->strs, p->command), *ver = strtab_get(&p->strs, p->ruby_version);
+	if (output_options.title)
+		snprintf(out, cap, "%s", output_options.title);
+	else
+		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s at %u Hz, %s samples", cmd, *cmd ? " " : "", p->pid,
+			 *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, p->rate_hz, n);
+}
+
+/* The script: zoom on click, reset, search with the matched share, details on hover. */
+static const char SCRIPT[] =
+	"(function(){\n"
+	"var svg=document.currentScript?document.currentScript.ownerSVGElement||document.querySelector('svg.rbscope-fg')"
+	":document.querySelector('svg.rbscope-fg');\n"
+	"if(!svg||svg.getAttribute('data-ready'))return;svg.setAttribute('data-ready','1');\n"
+	"var W=+svg.getAttribute('data-w'),PAD=+svg.getAttribute('data-pad'),ROW=+svg.getAttribute('data-row');\n"
+	"var frames=[].slice.call(svg.querySelectorAll('g.f'));\n"
+	"var det=svg.querySelector('.details'),mt=svg.querySelector('.matched'),reset=svg.querySelector('.reset');\n"
+	"var box=svg.querySelector('input.search');\n"
+	"frames.forEach(function(g){var r=g.querySelector('rect'),t=g.querySelector('title').textContent;\n"
+	"g.ox=+r.getAttribute('x');g.ow=+r.getAttribute('width');g.oy=+r.getAttribute('y');g.of=r.getAttribute('fill');\n"
+	"g.label=t;g.name=g.getAttribute('data-n')||t.replace(/ \\(.*$/,'');});\n"
+	"function fit(g,x,w){var t=g.querySelector('text');if(!t)return;var n=Math.floor((w-6)/7);\n"
+	"t.setAttribute('x',x+3);t.textContent=n<3?'':(g.name.length<=n?g.name:g.name.substr(0,n-2)+'..');}\n"
+	"function place(g,x,w,show){var r=g.querySelector('rect');g.style.display=show?'':'none';if(!show)return;\n"
+	"r.setAttribute('x',x);r.setAttribute('width',Math.max(w,0.1));fit(g,x,w);}\n"
+	"function zoom(z){var zx=z.ox,zw=z.ow,s=(W-2*PAD)/zw;reset.style.opacity=1;\n"
+	"frames.forEach(function(g){var e=1e-6*W;\n"
+	"if(g.oy<=z.oy&&g.ox>=zx-e&&g.ox+g.ow<=zx+zw+e){place(g,PAD+(g.ox-zx)*s,g.ow*s,1);g.style.opacity=1;}\n"
+	"else if(g.oy>z.oy&&g.ox<=zx+e&&g.ox+g.ow>=zx+zw-e){place(g,PAD,W-2*PAD,1);g.style.opacity=0.6;}\n"
+	"else place(g,0,0,0);});}\n"
+	"function unzoom(){reset.style.opacity=0.3;frames.forEach(function(g){place(g,g.ox,g.ow,1);g.style.opacity=1;});}\n"
+	"function search(q){var re=null;if(q){try{re=new RegExp(q,'i');}catch(e){re=null;}}\n"
+	"var spans=[];frames.forEach(function(g){var r=g.querySelector('rect');\n"
+	"var hit=q&&(re?re.test(g.name):g.name.toLowerCase().indexOf(q.toLowerCase())>=0);\n"
+	"r.setAttribute('fill',hit?'rgb(230,0,230)':g.of);g.classList.toggle('hit',!!hit);if(hit)spans.push([g.ox,g.ox+g.ow]);});\n"
+	"spans.sort(function(a,b){return a[0]-b[0]||b[1]-a[1];});var tot=0,end=-1;\n"
+	"spans.forEach(function(s){if(s[0]>=end){tot+=s[1]-s[0];end=s[1];}else if(s[1]>end){tot+=s[1]-end;end=s[1];}});\n"
+	"mt.textContent=q?('Matched: '+(100*tot/(W-2*PAD)).toFixed(1)+'%'):'';}\n"
+	"frames.forEach(function(g){g.addEventListener('click',function(){zoom(g);});\n"
+	"g.addEventListener('mouseover',function(){det.textContent=g.label;});\n"
+	"g.addEventListener('mouseout',function(){det.textContent=' ';});});\n"
+	"reset.addEventListener('click',unzoom);\n"
+	"if(box){box.addEventListener('input',function(){search(box.value);});}\n"
+	"document.addEventListener('keydown',function(e){if(box&&(e.ctrlKey||e.metaKey)&&e.key==='f'){e.preventDefault();box.focus();}\n"
+	"else if(e.key==='Escape'){unzoom();if(box){box.value='';search('');}}});\n"
+	"svg.rbscope={zoom:zoom,unzoom:unzoom,search:search};\n"
+	"})();\n";
+
+int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
+{
+	struct fg_tree t;
+	int err = build_tree(p, &t);
+	if (err) {
+		tree_free(&t);
+		return err;
+	}
+	uint64_t total = t.n[0].count;
+	double usable = FG_WIDTH - 2 * FG_PAD, min = output_options.flame_min_width * (double)total;
+	/* Depth of the deepest frame that will be drawn. */
+	uint32_t depth = 0;
+	for (uint32_t i = 1; i < t.len; i++)
+		if ((double)t.n[i].count >= min && t.n[i].depth > depth)
+			depth = t.n[i].depth;
+	int height = FG_HEAD + (int)depth * FG_ROW + FG_FOOT;
+	char title[512], n[32], label[1200];
+	flamegraph_title(p, title, sizeof(title));
+	if (standalone)
+		fputs("<?xml version=\"1.0\" standalone=\"no\"?>\n", f);
+	fprintf(f,
+		"<svg class=\"rbscope-fg\" version=\"1.1\" width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.0f %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" data-w=\"%.0f\" data-pad=\"%.0f\" data-row=\"%d\">\n",
+		FG_WIDTH, height, FG_WIDTH, height, FG_WIDTH, FG_PAD, FG_ROW);
+	fputs("<style>\n"
+	      ".rbscope-fg text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
+	      ".rbscope-fg g.f{cursor:pointer}.rbscope-fg g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
+	      ".rbscope-fg .title{font-size:17px}.rbscope-fg .reset{cursor:pointer;opacity:0.3}\n"
+	      ".rbscope-fg input.search{width:150px;font-size:12px}\n"
+	      "</style>\n",
+	      f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%d\" fill=\"#f8f8f0\"/>\n", FG_WIDTH, height);
+	fprintf(f, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", FG_WIDTH / 2);
+	xml_text(f, title, sizeof(title));
+	fputs("</text>\n", f);
+	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
+	static const char *names[] = { "Ruby", "C method", "GC", "idle (sleep, wait, I/O select)" };
+	double lx = 120;
+	for (int k = 0; k < 4; k++) {
+		int rgb[3];
+		colour("legend", (enum fg_kind)k, rgb);
+		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
+			"<text x=\"%.0f\" y=\"44\">%s</text>\n", lx, rgb[0], rgb[1], rgb[2], lx + 16, names[k]);
+		lx += 40 + 7.2 * (double)strlen(names[k]);
+	}
+	fprintf(f, "<text class=\"matched\" x=\"%.0f\" y=\"44\" text-anchor=\"end\"> </text>\n", FG_WIDTH - 180);
+	fprintf(f, "<foreignObject x=\"%.0f\" y=\"30\" width=\"170\" height=\"22\">"
+		"<input xmlns=\"http://www.w3.org/1999/xhtml\" class=\"search\" type=\"search\" placeholder=\"Search (regexp)\"/>"
+		"</foreignObject>\n", FG_WIDTH - 172);
+	/* Frames, parents before children, root at the bottom. */
+	for (uint32_t i = 1; i < t.len; i++) {
+		const struct fg_node *nd = &t.n[i];
+		if ((double)nd->count < min || !nd->count)
+			continue;
+		uint32_t fr = t.func_frame[nd->func];
+		const char *name = strtab_get(&p->strs, p->frames[fr].name);
+		enum fg_kind k = kind_of(p, fr);
+		int rgb[3];
+		colour(name, k, rgb);
+		double x = FG_PAD + usable * (double)nd->x / (double)total, w = usable * (double)nd->count / (double)total;
+		int y = FG_HEAD + (int)(depth - nd->depth) * FG_ROW;
+		output_frame_label(p, fr, 0, label, sizeof(label));
+		thousands(nd->count, n, sizeof(n));
+		fputs("<g class=\"f\"", f);
+		if (strstr(name, " (")) { /* the script takes the name from the title, up to " (" */
+			fputs(" data-n=\"", f);
+			xml_text(f, name, strlen(name));
+			fputc('"', f);
+		}
+		fputs("><title>", f);
+		xml_text(f, label, sizeof(label));
+		fprintf(f, " \xe2\x80\x94 %s sample%s, %.2f%%</title>", n, nd->count == 1 ? "" : "s",
+			100.0 * (double)nd->count / (double)total);
+		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w,
+			FG_ROW - 1, rgb[0], rgb[1], rgb[2]);
+		int chars = (int)((w - 6) / 7);
+		fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + 12);
+		size_t len = strlen(name);
+		if (chars >= 3 && len <= (size_t)chars)
+			xml_text(f, name, len);
+		else if (chars >= 3) {
+			xml_text(f, name, (size_t)chars - 2);
+			fputs("..", f);
+		}
+		fputs("</text></g>\n", f);
+	}
+	fprintf(f, "<text class=\"details\" x=\"%.0f\" y=\"%d\"> </text>\n", FG_PAD, height - 10);
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fputs(SCRIPT, f);
+	fputs("]]></script>\n</svg>\n", f);
+	tree_free(&t);
+	if (fflush(f) || ferror(f))
+		return -(errno ?: EIO);
+	return 0;
+}
+
+int output_flamegraph(const struct profile *p, FILE *f)
+{
+	return flamegraph_svg(p, f, 1);
+}

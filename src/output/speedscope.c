@@ -1,0 +1,101 @@
+/* speedscope.c: the speedscope file format, one sampled profile per thread, each sample weighted by its time. */
+#include <errno.h>
+
+#include "../lib/buf.h"
+#include "../ruby/walk.h"
+#include "json.h"
+#include "output.h"
+#include "thread_samples.h"
+
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+/* Labels are built whole (never cut inside a UTF-8 sequence) up to this size. */
+#define LABEL_MAX (1 << 20)
+
+/* Frame ids are the profile's own, so a sample's stack is its pool slice. */
+static void write_frame(const struct profile *p, uint32_t id, FILE *f)
+{
+	const struct profile_frame *fr = &p->frames[id];
+	const char *path = strtab_get(&p->strs, fr->path);
+	fputs("{\"name\":", f);
+	json_write_string(f, strtab_get(&p->strs, fr->name));
+	if (*path && fr->kind != PROFILE_FRAME_THREAD && fr->kind != FRAME_TRUNCATED) {
+		fputs(",\"file\":", f);
+		json_write_string(f, path);
+		if (fr->line > 0)
+			fprintf(f, ",\"line\":%d", (int)fr->line);
+	}
+	fputc('}', f);
+}
+
+static void write_stack(const struct profile *p, const struct thread_samples *ts, uint32_t stack, FILE *f)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	const char *sep = "";
+	fputc('[', f);
+	for (uint32_t j = 0; j < s->len; j++) {
+		uint32_t id = p->pool[s->start + j];
+		/* Each thread is a profile of its own: a --threads root frame would only repeat its name. */
+		if (p->frames[id].kind == PROFILE_FRAME_THREAD && !ts->synthetic)
+			continue;
+		fprintf(f, "%s%u", sep, id);
+		sep = ",";
+	}
+	fputc(']', f);
+}
+
+static int write_thread(const struct profile *p, const struct thread_samples *ts, uint32_t t, struct buf *b, FILE *f)
+{
+	uint64_t begin = ts->start[t], end = ts->start[t + 1], total = 0;
+	uint64_t t0 = ts->samples[ts->order[begin]].t_ns;
+	for (uint64_t k = begin; k < end; k++)
+		total += thread_samples_weight(ts, t, k);
+	char tmp[32];
+	const char *name = thread_samples_name(ts, p, t, tmp, sizeof(tmp));
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	if (ts->synthetic) {
+		json_write_string(f, name);
+	} else {
+		int err = json_write_stringf(f, b, "%s (tid %d)", name, (int)ts->tids[t]);
+		if (err)
+			return err;
+	}
+	fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,\n\"samples\":[",
+		(unsigned long long)t0, (unsigned long long)(t0 + total));
+	for (uint64_t k = begin; k < end; k++) {
+		fputs(k > begin ? ",\n" : "", f);
+		write_stack(p, ts, ts->samples[ts->order[k]].stack, f);
+	}
+	fputs("],\n\"weights\":[", f);
+	for (uint64_t k = begin; k < end; k++)
+		fprintf(f, "%s%llu", k > begin ? "," : "", (unsigned long long)thread_samples_weight(ts, t, k));
+	fputs("]}", f);
+	return 0;
+}
+
+int output_speedscope(const struct profile *p, FILE *f)
+{
+	struct thread_samples ts;
+	int err = thread_samples_init(&ts, p);
+	if (err)
+		return err;
+	struct buf b = BUF_INIT(LABEL_MAX);
+	const char *command = strtab_get(&p->strs, p->command);
+	fputs("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"rbscope\",\"name\":", f);
+	err = *command ? json_write_stringf(f, &b, "%s (pid %d)", command, p->pid) : json_write_stringf(f, &b, "pid %d", p->pid);
+	fputs(",\n\"shared\":{\"frames\":[", f);
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		write_frame(p, i, f);
+	}
+	fputs("]},\n\"profiles\":[", f);
+	for (uint32_t t = 0; t < ts.nthreads && !err && !ferror(f); t++) {
+		fputs(t ? ",\n" : "\n", f);
+		err = write_thread(p, &ts, t, &b, f);
+	}
+	fputs("]}\n", f);
+	buf_free(&b);
+	thread_samples_free(&ts);
+	if (!err && (fflush(f) || ferror(f)))
+		err = errno ? -errno : -EIO;
+	return err;
+}

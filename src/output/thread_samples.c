@@ -1,0 +1,129 @@
+/* thread_samples.c: a recording's samples as one timeline per thread, for the per-thread writers. */
+#include "thread_samples.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/map.h"
+
+/* Stack counts beyond this are a corrupt recording, not one to expand into samples. */
+#define MADE_SAMPLES_MAX (UINT64_C(1) << 26)
+/* A gap longer than this many periods is not time the sample stands for. */
+#define GAP_PERIODS 4
+
+static int make_samples(struct thread_samples *ts, const struct profile *p)
+{
+	uint64_t n = profile_total(p), k = 0;
+	if (n > MADE_SAMPLES_MAX)
+		return -EFBIG;
+	ts->made = malloc((n ? n : 1) * sizeof(*ts->made));
+	if (!ts->made)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		for (uint64_t c = 0; c < p->stacks[i].count; c++, k++)
+			ts->made[k] = (struct profile_sample){ k * ts->period_ns, 0, i };
+	ts->samples = ts->made;
+	ts->nsamples = n;
+	ts->synthetic = 1;
+	return 0;
+}
+
+static uint64_t key_of(int32_t tid)
+{
+	return (uint32_t)tid;
+}
+
+/* Number the threads in order of first sample and count each one's samples into start[t + 1]. */
+static int count_threads(struct thread_samples *ts, struct map *index)
+{
+	uint32_t cap = 0;
+	for (uint64_t i = 0; i < ts->nsamples; i++) {
+		uint64_t *t = map_get(index, key_of(ts->samples[i].tid));
+		if (t) {
+			ts->start[*t + 1]++;
+			continue;
+		}
+		if (ts->nthreads == cap) {
+			cap = cap ? 2 * cap : 16;
+			int32_t *tids = realloc(ts->tids, cap * sizeof(*tids));
+			uint64_t *start = realloc(ts->start, (cap + 1) * sizeof(*start));
+			if (tids)
+				ts->tids = tids;
+			if (start)
+				ts->start = start;
+			if (!tids || !start)
+				return -ENOMEM;
+		}
+		if (map_put(index, key_of(ts->samples[i].tid), ts->nthreads))
+			return -ENOMEM;
+		ts->tids[ts->nthreads] = ts->samples[i].tid;
+		ts->start[++ts->nthreads] = 1;
+	}
+	return 0;
+}
+
+int thread_samples_init(struct thread_samples *ts, const struct profile *p)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->period_ns = p->rate_hz ? UINT64_C(1000000000) / p->rate_hz : UINT64_C(10000000);
+	ts->samples = p->samples;
+	ts->nsamples = p->nsamples;
+	int err = p->nsamples ? 0 : make_samples(ts, p);
+	if (err)
+		return err;
+	struct map index;
+	map_init(&index);
+	ts->start = calloc(1, sizeof(*ts->start));
+	ts->order = malloc((ts->nsamples ? ts->nsamples : 1) * sizeof(*ts->order));
+	err = ts->start && ts->order ? count_threads(ts, &index) : -ENOMEM;
+	uint64_t *next = err ? NULL : malloc((ts->nthreads + 1) * sizeof(*next));
+	if (!err && !next)
+		err = -ENOMEM;
+	if (!err) {
+		for (uint32_t t = 0; t < ts->nthreads; t++) {
+			ts->start[t + 1] += ts->start[t];
+			next[t] = ts->start[t];
+		}
+		/* A stable bucket sort keeps each thread's samples in recording (time) order. */
+		for (uint64_t i = 0; i < ts->nsamples; i++)
+			ts->order[next[*map_get(&index, key_of(ts->samples[i].tid))]++] = i;
+	}
+	free(next);
+	map_free(&index);
+	if (err)
+		thread_samples_free(ts);
+	return err;
+}
+
+void thread_samples_free(struct thread_samples *ts)
+{
+	free(ts->order);
+	free(ts->start);
+	free(ts->tids);
+	free(ts->made);
+	memset(ts, 0, sizeof(*ts));
+}
+
+uint64_t thread_samples_weight(const struct thread_samples *ts, uint32_t t, uint64_t k)
+{
+	if (k + 1 >= ts->start[t + 1])
+		return ts->period_ns;
+	uint64_t a = ts->samples[ts->order[k]].t_ns, b = ts->samples[ts->order[k + 1]].t_ns;
+	if (b < a || b - a > GAP_PERIODS * ts->period_ns)
+		return ts->period_ns;
+	return b - a;
+}
+
+const char *thread_samples_name(const struct thread_samples *ts, const struct profile *p, uint32_t t,
+				char *buf, size_t cap)
+{
+	if (ts->synthetic)
+		return "all threads";
+	const char *name = profile_thread_name(p, ts->tids[t]);
+	if (*name)
+		return name;
+	snprintf(buf, cap, "thread %d", (int)ts->tids[t]);
+	return buf;
+}

@@ -1,0 +1,19 @@
+# flamegraph.sh: the SVG flame graph is well-formed XML and works in Chromium (frames, zoom, search).
+"$RBSCOPE" report -i "$raw" -f flamegraph -o "$fmtdir/fg.svg" 2>"$work/e"
+check "flamegraph: written" test -s "$fmtdir/fg.svg"
+check "flamegraph: well-formed XML (xmllint)" xmllint --noout "$fmtdir/fg.svg"
+check "flamegraph: both threads' hot methods drawn" \
+	sh -c "grep -q '<title>Report#render ' '$fmtdir/fg.svg' && grep -q '<title>Stats#crunch ' '$fmtdir/fg.svg'"
+check "flamegraph: C methods coloured apart from Ruby methods" \
+	sh -c "test \$(grep -o 'fill=\"rgb([0-9,]*)\"' '$fmtdir/fg.svg' | sort -u | wc -l) -gt 4"
+if [ -n "$NPM_DIR" ] && [ -n "$CHROMIUM" ]; then
+	NPM_DIR=$NPM_DIR CHROMIUM=$CHROMIUM node "$top/tests/integration/browser/flamegraph.js" \
+		"$fmtdir/fg.svg" 'Stats#crunch' 'render' >"$work/fg.out" 2>&1
+	check "flamegraph: in Chromium, frames in the DOM, click zooms to full width, search highlights ($(head -c 300 "$work/fg.out"))" \
+		grep -q '^ok' "$work/fg.out"
+else
+	skipped "flamegraph: no Chromium or npm packages for the browser check ($(head -c 200 "$work/npm.err"))"
+fi
+"$RBSCOPE" report -i "$raw" -f flamegraph --flame-min-width 0.3 -o "$fmtdir/fg-min.svg" 2>"$work/e"
+check "flamegraph: --flame-min-width drops narrow frames" \
+	test "$(grep -c '<g class="f"' "$fmtdir/fg-min.svg")" -lt "$(grep -c '<g class="f"' "$fmtdir/fg.svg")"
