@@ -8,7 +8,7 @@ const { chromium } = require(path.join(process.env.NPM_DIR, 'playwright-core'));
 
 async function main() {
 	const [file, frame, query] = process.argv.slice(2);
-	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ['--no-sandbox'] });
+	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 	const errors = [];
 	try {
 		const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

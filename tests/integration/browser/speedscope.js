@@ -49,7 +49,7 @@ async function main() {
 	const [file, ...pairs] = process.argv.slice(2);
 	const want = pairs.map((p) => p.split('='));
 	const server = await serve(path.resolve(file));
-	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ['--no-sandbox'] });
+	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 	const problems = [];
 	try {
 		const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
