@@ -31,15 +31,18 @@ async function activeProfile(page) {
 	return m ? { name: m[1], index: +m[2], count: +m[3] } : { name: '(the only profile)', index: 1, count: 1 };
 }
 
-// The Sandwich table: symbol name -> total share in percent.
+// The Sandwich table: symbol name -> total share in percent (the largest, when a name has several rows).
 async function sandwichRows(page) {
 	return page.evaluate(() => {
 		const rows = {};
 		for (const tr of document.querySelectorAll('tr')) {
 			const cells = [...tr.querySelectorAll('td')].map((td) => td.innerText.trim());
 			const pct = cells.length >= 3 ? cells[0].match(/\(([<0-9.]+)%\)/) : null;
-			if (pct)
-				rows[cells[cells.length - 1]] = parseFloat(pct[1].replace('<', ''));
+			if (!pct)
+				continue;
+			// A method seen at several lines is one row per line: keep its largest share.
+			const name = cells[cells.length - 1], v = parseFloat(pct[1].replace('<', ''));
+			rows[name] = Math.max(rows[name] || 0, v);
 		}
 		return rows;
 	});
@@ -78,6 +81,7 @@ async function main() {
 		for (let i = 0; i < first.count; i++) {
 			const active = await activeProfile(page);
 			await page.waitForFunction(() => [...document.querySelectorAll('td')].some((td) => /%\)/.test(td.innerText)));
+			await page.waitForTimeout(300); /* the title changes before the table is drawn again */
 			seen[active.name] = await sandwichRows(page);
 			await page.keyboard.press('n');
 			await page.waitForFunction((n) => !document.body.innerText.includes(`(${n}/`), active.index, { timeout: 5000 })

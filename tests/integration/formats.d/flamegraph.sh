@@ -17,3 +17,11 @@ fi
 "$RBSCOPE" report -i "$raw" -f flamegraph --flame-min-width 0.3 -o "$fmtdir/fg-min.svg" 2>"$work/e"
 check "flamegraph: --flame-min-width drops narrow frames" \
 	test "$(grep -c '<g class="f"' "$fmtdir/fg-min.svg")" -lt "$(grep -c '<g class="f"' "$fmtdir/fg.svg")"
+# Bad input and output: a truncated or missing recording, a full disk.
+head -c $(( $(stat -c %s "$raw") / 2 )) "$raw" >"$fmtdir/half.raw"
+"$RBSCOPE" report -i "$fmtdir/half.raw" -o "$fmtdir/x.svg" 2>"$work/e"; rc=$?
+check "report: truncated recording: exit 8, one line" sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1"
+"$RBSCOPE" report -i "$fmtdir/no-such.raw" -o "$fmtdir/x.svg" 2>"$work/e"; rc=$?
+check "report: missing recording: non-zero exit, names the file" sh -c "test $rc != 0 && grep -q 'no-such.raw' '$work/e'"
+"$RBSCOPE" report -i "$raw" -f flamegraph -o /dev/full 2>"$work/e"; rc=$?
+check "report: full disk: exit 9 and says so" sh -c "test $rc = 9 && grep -q 'No space left' '$work/e'"
