@@ -20,7 +20,8 @@ struct iseq_info {
 	uint32_t *positions;  /* when the iseq still has them, else NULL */
 	uint64_t *succ;       /* the succinct index table, copied whole, else NULL */
 	size_t succ_words;
-	int owner_tried;
+	int owner_tried; /* qualified is final (found, or known not to exist) */
+	int no_owner;    /* trusted reads that found no owner, towards caching that */
 };
 
 /* The cached info of the iseq at addr, reading it on first sight; NULL if it does not validate. */

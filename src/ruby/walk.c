@@ -12,6 +12,7 @@
 #include "object.h"
 
 #define RETRIES 2
+#define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
 #define EP_WORDS 3 /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
 
 const char *ruby_thread_state_name(int state)
@@ -124,6 +125,7 @@ static int local_me(struct ruby_target *t, uint64_t specval, uint64_t *me)
 #define VS_SLACK 1024            /* value-stack bytes read beyond the last sample's top */
 #define VS_MAX (64u << 10)       /* value-stack bytes read speculatively; deeper eps are read after */
 #define HEAP_ENVS 4
+#define AGAIN_FRAMES (2 * SLACK_FRAMES + 4) /* frames from the planned region's start read a second time */
 
 struct walk_slot {
 	uint64_t th, ec;
@@ -205,39 +207,64 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 	*vhi = top & ~7ULL;
 	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
 }
+/* Does "Foo#bar" / "Foo.bar" name the method "bar"? */
+static int names_method(const char *qualified, const char *method)
+{
+	size_t q = strlen(qualified), m = strlen(method);
+	return q > m && !strcmp(qualified + q - m, method) && (qualified[q - m - 1] == '#' || qualified[q - m - 1] == '.');
+}
+
 /*
- * Name one iseq frame. The qualified name is cached on the iseq once found;
- * "has no owner" is cached only from a trusted (not salvaged) read, so a torn
- * read cannot leave a method unqualified for the rest of the run.
+ * Name one iseq frame. Whether it is a method or a block comes from the iseq
+ * itself, not from the env flags (which a torn read can garble). The class
+ * comes from the method entry in the env, and is believed only when that
+ * entry names the iseq's own method; it is cached on the iseq once found,
+ * and "has no owner" is cached only from a trusted (not salvaged) read.
  */
 static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_t magic, const uint64_t *ep,
 			    int trusted, struct ruby_frame *f)
 {
 	const struct ruby_layout *L = t->L;
+	const char *label = strtab_get(&t->strs, is->label);
 	f->kind = FRAME_RUBY;
 	f->path = is->path;
 	f->name = is->label;
-	if (magic == (uint64_t)L->frame_magic_method) {
-		if (!is->owner_tried) {
-			is->qualified = method_name(t, ep[0], is->label);
-			is->owner_tried = is->qualified || trusted;
-		}
-	} else if (magic == (uint64_t)L->frame_magic_block) {
-		if (ep[2] & (uint64_t)L->frame_flag_bmethod) {
-			uint32_t q = method_name(t, ep[0], is->label); /* define_method */
-			f->name = q ? q : is->label;
+	if (is->qualified || is->owner_tried) {
+		if (is->qualified)
+			f->name = is->qualified;
+		if (!(magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)))
 			return;
-		}
-		if (!is->owner_tried) {
-			uint64_t me = 0;
-			int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
-			uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
-			is->qualified = m ? qualify_block(t, is->label, m) : 0;
-			is->owner_tried = is->qualified || (trusted && !ok);
-		}
 	}
-	if (is->qualified)
+	if (is->type == L->iseq_type_method) {
+		uint32_t q = method_name(t, ep[0], is->label);
+		if (q && names_method(strtab_get(&t->strs, q), label)) {
+			is->qualified = q;
+			is->owner_tried = 1;
+			f->name = q;
+		} else if (trusted && ++is->no_owner >= NO_OWNER_READS) {
+			is->owner_tried = 1; /* e.g. an iseq defined under another name */
+		}
+		return;
+	}
+	if (is->type != L->iseq_type_block && is->type != L->iseq_type_rescue && is->type != L->iseq_type_ensure)
+		return;
+	if (magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)) {
+		uint32_t q = method_name(t, ep[0], is->label); /* define_method: named by its method entry */
+		f->name = q ? q : is->label;
+		return;
+	}
+	/* "block (2 levels) in bar": the method whose local env the chain of eps ends in must be "bar". */
+	const char *in = strstr(label, " in ");
+	uint64_t me = 0;
+	int ok = (ep[2] & (uint64_t)L->env_flag_local) ? -1 : local_me(t, ep[1], &me);
+	uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
+	if (m && in && names_method(strtab_get(&t->strs, m), in + 4)) {
+		is->qualified = qualify_block(t, is->label, m);
+		is->owner_tried = 1;
 		f->name = is->qualified;
+	} else if (trusted && !ok && !m && ++is->no_owner >= NO_OWNER_READS) {
+		is->owner_tried = 1;
+	}
 }
 
 static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
@@ -322,9 +349,13 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
 		struct ruby_frame *f = &out[k];
 		memset(f, 0, sizeof(*f));
+		if (magic == (uint64_t)L->frame_magic_cfunc && iseq)
+			continue; /* a C frame has no iseq: the env is another frame's */
 		if (magic == (uint64_t)L->frame_magic_cfunc) {
 			f->kind = FRAME_CFUNC;
 			f->name = method_name(t, eps[i][0], 0);
+			if (!f->name && !trusted)
+				continue; /* garbled by the thread returning under the read: leave it out */
 			if (!f->name)
 				f->name = intern(t, "(unknown C method)");
 			f->line = -1;
@@ -445,19 +476,23 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	int err;
 	memset(r, 0, sizeof(*r));
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
-		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0;
+		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, again = 0;
 		int niov = 0, with_stack = w->ec && w->stack;
-		struct mem_iov iov[5];
+		struct mem_iov iov[6];
 		if (!*have_th)
 			iov[niov++] = (struct mem_iov){ thaddr, th, t->th_read_len };
 		if (with_stack) {
 			plan(w, csz, &flo, &fhi, &vlo, &vhi);
-			if ((err = grow(c, (size_t)(fhi - flo + vhi - vlo), 0)))
+			/* The innermost frames are read twice: a return and a call at the same depth between
+			   the two reads of ec->cfp would otherwise pair one method's frame with another's env. */
+			again = fhi - flo < AGAIN_FRAMES * csz ? fhi - flo : AGAIN_FRAMES * csz;
+			if ((err = grow(c, (size_t)(fhi - flo + vhi - vlo + again), 0)))
 				return err;
 			iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
 			iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)(fhi - flo) };
 			if (vhi > vlo)
 				iov[niov++] = (struct mem_iov){ vlo, c->buf + (fhi - flo), (size_t)(vhi - vlo) };
+			iov[niov++] = (struct mem_iov){ flo, c->buf + (fhi - flo) + (vhi - vlo), (size_t)again };
 			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
 		}
 		err = niov ? t->mem.readv(&t->mem, iov, niov) : 0;
@@ -512,6 +547,12 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		}
 		int covered = top >= flo && top + (uint64_t)n * csz <= fhi;
 		int torn = cfp1 != cfp2;
+		/* The same frame pointer both times, but did the innermost frames change under it? */
+		const unsigned char *first = c->buf + (top - flo), *second = c->buf + (fhi - flo) + (vhi - vlo) + (top - flo);
+		for (uint64_t i = 0; covered && !torn && i < 4 && i < (uint64_t)n && top - flo + (i + 1) * csz <= again; i++)
+			torn = word(first + i * csz, L->cfp_iseq) != word(second + i * csz, L->cfp_iseq) ||
+			       word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
+			       word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
 		w->cfp = ok2 ? cfp2 : cfp1;
 		if ((torn || !covered) && attempt < RETRIES) {
 			r->retried++;

@@ -81,8 +81,14 @@ async function main() {
 		for (let i = 0; i < first.count; i++) {
 			const active = await activeProfile(page);
 			await page.waitForFunction(() => [...document.querySelectorAll('td')].some((td) => /%\)/.test(td.innerText)));
-			await page.waitForTimeout(300); /* the title changes before the table is drawn again */
-			seen[active.name] = await sandwichRows(page);
+			/* The title changes before the table is drawn again: wait until two reads agree (at most 5 s). */
+			let rows = await sandwichRows(page), prev = '';
+			for (let tries = 0; tries < 25 && JSON.stringify(rows) !== prev; tries++) {
+				prev = JSON.stringify(rows);
+				await page.waitForTimeout(200);
+				rows = await sandwichRows(page);
+			}
+			seen[active.name] = rows;
 			await page.keyboard.press('n');
 			await page.waitForFunction((n) => !document.body.innerText.includes(`(${n}/`), active.index, { timeout: 5000 })
 				.catch(() => {});

@@ -1,0 +1,19 @@
+# names.rb: tiny methods called in turn at the same stack depth, so a sampler reading from outside keeps
+# meeting one method's frame beside another's env. Every frame must still get its own, qualified name.
+$stdout.sync = true
+module Outer
+  30.times { |i| instance_variable_set("@v#{i}", i) } # a module with a large ivar table
+  def self.spin
+    loop do
+      Gem::Requirement.parse(">= 1")
+      Gem.suffix_pattern
+      Outer.helper
+    end
+  end
+
+  def self.helper
+    1.times {}
+  end
+end
+puts "ready"
+Outer.spin
