@@ -64,6 +64,8 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_imemo_mask IMEMO_MASK
 #define F_imemo_ment imemo_ment
 #define F_imemo_iseq imemo_iseq
+#define F_imemo_svar imemo_svar /* a method that used $~ or $_ keeps its method entry inside one */
+#define F_svar_cref_or_me OFF(struct vm_svar, cref_or_me)
 #define F_rbasic_flags OFF(struct RBasic, flags)
 #define F_rbasic_klass OFF(struct RBasic, klass)
 

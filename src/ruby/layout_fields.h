@@ -10,7 +10,7 @@
 	/* special constants and object flags */ \
 	X(qfalse) X(qtrue) X(qnil) X(qundef) \
 	X(t_mask) X(t_object) X(t_class) X(t_module) X(t_string) X(t_array) X(t_iclass) X(t_imemo) \
-	X(fl_ushift) X(fl_singleton) X(imemo_mask) X(imemo_ment) X(imemo_iseq) \
+	X(fl_ushift) X(fl_singleton) X(imemo_mask) X(imemo_ment) X(imemo_iseq) X(imemo_svar) X(svar_cref_or_me) \
 	X(rbasic_flags) X(rbasic_klass) \
 	/* RString: len_in_flags is 1 when embedded strings keep their length in flags */ \
 	X(rstring_noembed) X(rstring_embed_len_mask) X(rstring_embed_len_shift) \

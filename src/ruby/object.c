@@ -229,16 +229,20 @@ static uint32_t class_name_uncached(struct ruby_target *t, uint64_t klass, int *
 	return sid < 0 ? 0 : (uint32_t)sid;
 }
 
+#define CLASS_TRIES 8
+
 uint32_t ruby_class_name(struct ruby_target *t, uint64_t klass, int *singleton)
 {
-	/* The cache keeps the singleton bit in the top bit of the value. */
+	/* The cache value: the name's string id (0: none), the tries in bits 32-39, the singleton bit 63. */
+	/* A class found unnamed is asked again a few times (it may have been read while being named). */
 	uint64_t *hit = map_get(&t->classes, klass);
-	if (hit) {
+	uint64_t tries = hit ? (*hit >> 32 & 0xff) : 0;
+	if (hit && ((uint32_t)*hit || tries >= CLASS_TRIES)) {
 		*singleton = (int)(*hit >> 63);
-		return (uint32_t)((*hit & ~(1ULL << 63)) - 1);
+		return (uint32_t)*hit;
 	}
 	*singleton = 0;
 	uint32_t sid = class_name_uncached(t, klass, singleton, 0);
-	map_put(&t->classes, klass, ((uint64_t)sid + 1) | ((uint64_t)!!*singleton << 63));
+	map_put(&t->classes, klass, sid | (tries + 1) << 32 | (uint64_t)!!*singleton << 63);
 	return sid;
 }

@@ -12,6 +12,7 @@
 #include "object.h"
 
 #define RETRIES 2
+#define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
 #define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
 #define EP_WORDS 3 /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
 
@@ -49,12 +50,18 @@ static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t flags;
-	if (ruby_type_of(t, me, &flags) != L->t_imemo ||
-	    ((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
+	if (ruby_type_of(t, me, &flags) != L->t_imemo)
+		return 0;
+	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) == (uint64_t)L->imemo_svar) {
+		/* A method that used $~ or $_ keeps its method entry inside the svar that holds them. */
+		if (mem_read_u64(&t->mem, me + (uint64_t)L->svar_cref_or_me, &me) || ruby_type_of(t, me, &flags) != L->t_imemo)
+			return 0;
+	}
+	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
 		return 0;
 	unsigned char buf[48], def[64];
 	if (mem_read(&t->mem, me, buf, sizeof(buf)))
-		return fallback;
+		return 0;
 	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
 	uint32_t mname = 0;
 	if (defp && (size_t)L->def_original_id + 8 <= sizeof(def) && !mem_read(&t->mem, defp, def, (size_t)L->def_original_id + 8))
@@ -76,13 +83,21 @@ static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_
 
 static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallback)
 {
-	/* Keyed by entry and fallback: the same entry may be named with or without an iseq label. */
+	/*
+	 * Keyed by entry and fallback: the same entry may be named with or without
+	 * an iseq label. A name without its class may be a passing failure (a read
+	 * racing a class being named): it is tried again a few times before it is
+	 * kept. The value holds the name, the tries in bits 32-39, and bit 63 when final.
+	 */
 	uint64_t key = me ^ ((uint64_t)fallback << 48);
 	uint64_t *hit = map_get(&t->mes, key);
-	if (hit)
+	if (hit && ((*hit >> 63) || ((*hit >> 32) & 0xff) >= NAME_TRIES))
 		return (uint32_t)*hit;
+	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
 	uint32_t sid = method_name_uncached(t, me, fallback);
-	map_put(&t->mes, key, sid);
+	const char *n = strtab_get(&t->strs, sid);
+	int final = !sid || strchr(n, '#') || strchr(n, '.');
+	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);
 	return sid;
 }
 
@@ -225,7 +240,7 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 			    int trusted, struct ruby_frame *f)
 {
 	const struct ruby_layout *L = t->L;
-	const char *label = strtab_get(&t->strs, is->label);
+	/* strtab_get pointers die when the table grows (method_name interns): fetch them late. */
 	f->kind = FRAME_RUBY;
 	f->path = is->path;
 	f->name = is->label;
@@ -237,7 +252,7 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 	}
 	if (is->type == L->iseq_type_method) {
 		uint32_t q = method_name(t, ep[0], is->label);
-		if (q && names_method(strtab_get(&t->strs, q), label)) {
+		if (q && names_method(strtab_get(&t->strs, q), strtab_get(&t->strs, is->label))) {
 			is->qualified = q;
 			is->owner_tried = 1;
 			f->name = q;
@@ -254,10 +269,10 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 		return;
 	}
 	/* "block (2 levels) in bar": the method whose local env the chain of eps ends in must be "bar". */
-	const char *in = strstr(label, " in ");
 	uint64_t me = 0;
 	int ok = (ep[2] & (uint64_t)L->env_flag_local) ? -1 : local_me(t, ep[1], &me);
 	uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
+	const char *in = strstr(strtab_get(&t->strs, is->label), " in ");
 	if (m && in && names_method(strtab_get(&t->strs, m), in + 4)) {
 		is->qualified = qualify_block(t, is->label, m);
 		is->owner_tried = 1;

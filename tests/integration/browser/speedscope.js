@@ -37,11 +37,11 @@ async function sandwichRows(page) {
 		const rows = {};
 		for (const tr of document.querySelectorAll('tr')) {
 			const cells = [...tr.querySelectorAll('td')].map((td) => td.innerText.trim());
-			const pct = cells.length >= 3 ? cells[0].match(/\(([<0-9.]+)%\)/) : null;
+			const pct = cells.length >= 3 ? cells[0].match(/\(([<>0-9.]+)%\)/) : null;
 			if (!pct)
 				continue;
 			// A method seen at several lines is one row per line: keep its largest share.
-			const name = cells[cells.length - 1], v = parseFloat(pct[1].replace('<', ''));
+			const name = cells[cells.length - 1], v = parseFloat(pct[1].replace(/[<>]/, ''));
 			rows[name] = Math.max(rows[name] || 0, v);
 		}
 		return rows;
@@ -81,9 +81,13 @@ async function main() {
 		for (let i = 0; i < first.count; i++) {
 			const active = await activeProfile(page);
 			await page.waitForFunction(() => [...document.querySelectorAll('td')].some((td) => /%\)/.test(td.innerText)));
-			/* The title changes before the table is drawn again: wait until two reads agree (at most 5 s). */
+			/* The title changes before the table is drawn again: wait (at most 10 s) until the method this
+			   thread is expected to show is listed, or, for other threads, until two reads agree. */
+			const expect = (want.find(([t]) => active.name.startsWith(t + ' (tid ')) || [])[1];
 			let rows = await sandwichRows(page), prev = '';
-			for (let tries = 0; tries < 25 && JSON.stringify(rows) !== prev; tries++) {
+			for (let tries = 0; tries < 50; tries++) {
+				if (expect ? rows[expect] >= 50 : JSON.stringify(rows) === prev)
+					break;
 				prev = JSON.stringify(rows);
 				await page.waitForTimeout(200);
 				rows = await sandwichRows(page);

@@ -8,11 +8,18 @@ module Outer
       Gem::Requirement.parse(">= 1")
       Gem.suffix_pattern
       Outer.helper
+      Outer.matcher
     end
   end
 
+  # A method that has used $~ keeps its method entry inside an svar, not in its frame.
+  def self.matcher
+    "abc 123" =~ /\d+/
+    3.times { $~[0] }
+  end
+
   def self.helper
-    1.times {}
+    20.times {}
   end
 end
 puts "ready"
