@@ -12,6 +12,7 @@
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../output/output.h"
+#include "../profile/procset.h"
 #include "../profile/sampler.h"
 #include "../proc/task.h"
 
@@ -32,6 +33,8 @@ const char usage_record[] =
 	"      --title TEXT      the flame graph's title\n"
 	"      --raw FILE        also write every sample with its time and thread, for `rbscope report`\n"
 	"      --threads         add a root frame per thread\n"
+	"  -s, --subprocesses    also sample the Ruby processes it forks or spawns (Puma, Unicorn, Resque\n"
+	"                        workers), each under a \"process PID COMMAND\" root frame\n"
 	"      --on-cpu          keep only samples of threads the kernel shows running\n";
 
 static volatile sig_atomic_t stop;
@@ -49,7 +52,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu;
+	int threads, on_cpu, subprocesses;
 	char **command;
 };
 
@@ -63,6 +66,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "raw", required_argument, NULL, 'R' },
 		{ "threads", no_argument, NULL, 'T' },
+		{ "subprocesses", no_argument, NULL, 's' },
 		{ "on-cpu", no_argument, NULL, 'C' },
 		{ "flame-min-width", required_argument, NULL, 'W' },
 		{ "title", required_argument, NULL, 'N' },
@@ -73,7 +77,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	char *end;
 	memset(o, 0, sizeof(*o));
 	o->rate = 99;
-	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:sh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if ((rc = parse_pid(optarg, &o->pid)))
@@ -96,6 +100,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'R': o->raw = optarg; break;
 		case 'T': o->threads = 1; break;
+		case 's': o->subprocesses = 1; break;
 		case 'C': o->on_cpu = 1; break;
 		case 'W':
 			if ((rc = parse_min_width(optarg)))
@@ -146,12 +151,17 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 	return err_report(err, "cannot attach to '%s' (pid %d)", o->command[0], (int)pid);
 }
 
-static void status_line(const struct sampler *s, uint64_t elapsed, int final)
+static void status_line(const struct procset *ps, uint64_t elapsed, int final)
 {
-	double secs = (double)elapsed / 1e9, rate = secs > 0 ? (double)s->samples / secs : 0;
-	fprintf(stderr, "%srbscope: %llu samples in %.1fs (%.1f/s), %llu torn, %llu errors%s", final ? "" : "\r",
-		(unsigned long long)s->samples, secs, rate, (unsigned long long)s->torn,
-		(unsigned long long)s->errors, final ? "\n" : "   ");
+	struct sampler s;
+	procset_totals(ps, &s);
+	double secs = (double)elapsed / 1e9, rate = secs > 0 ? (double)s.samples / secs : 0;
+	char procs[48] = "";
+	if (ps->follow)
+		snprintf(procs, sizeof(procs), ", %d process%s", ps->live, ps->live == 1 ? "" : "es");
+	fprintf(stderr, "%srbscope: %llu samples in %.1fs (%.1f/s)%s, %llu torn, %llu errors%s", final ? "" : "\r",
+		(unsigned long long)s.samples, secs, rate, procs, (unsigned long long)s.torn,
+		(unsigned long long)s.errors, final ? "\n" : "   ");
 }
 
 static int write_outputs(const struct record_opts *o, const struct profile *p)
@@ -180,19 +190,21 @@ static int write_outputs(const struct record_opts *o, const struct profile *p)
 	return err ? err_report(err, "cannot write the profile to '%s'", o->output ? o->output : "stdout") : 0;
 }
 
-static int sample_loop(const struct record_opts *o, struct sampler *s, int *gone)
+static int sample_loop(const struct record_opts *o, struct procset *ps, int *gone)
 {
+	struct profile *p = ps->profile;
 	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), next = start, last_status = start;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
-	s->profile->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int tty = isatty(2), consecutive_errors = 0;
 	while (!stop) {
 		uint64_t now = sampler_now();
 		if (now >= end)
 			break;
-		int err = sampler_tick(s, now - start);
+		procset_discover(ps, now);
+		int err = procset_tick(ps, now - start);
 		if (err == ERR_GONE) {
 			*gone = 1;
 			break;
@@ -202,21 +214,21 @@ static int sample_loop(const struct record_opts *o, struct sampler *s, int *gone
 		if (!err)
 			consecutive_errors = 0;
 		if (tty && now - last_status > 250000000ULL) {
-			status_line(s, now - start, 0);
+			status_line(ps, now - start, 0);
 			last_status = now;
 		}
 		next += interval;
 		now = sampler_now();
 		if (next < now) { /* fell behind: skip the ticks we missed and count them */
 			uint64_t missed = (now - next) / interval;
-			s->profile->dropped += missed;
+			p->dropped += missed;
 			next += missed * interval;
 		}
 		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
 			;
 	}
-	s->profile->duration_ns = sampler_now() - start;
+	p->duration_ns = sampler_now() - start;
 	return 0;
 }
 
@@ -243,11 +255,17 @@ int cmd_record(int argc, char **argv)
 	choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
 	o.output_made = o.output != made;
 	struct profile p;
-	struct sampler s;
+	struct procset ps;
 	int err = profile_init(&p);
-	err = err ?: sampler_init(&s, &t, &p);
+	procset_init(&ps, &p);
+	ps.follow = o.subprocesses;
+	ps.threads_root = o.threads;
+	ps.on_cpu = o.on_cpu;
+	ps.verbose = isatty(2);
+	err = err ?: procset_add(&ps, o.pid, &t);
 	if (err) {
 		ruby_target_detach(&t);
+		profile_free(&p);
 		return err_report(err, "cannot start recording");
 	}
 	p.pid = o.pid;
@@ -257,21 +275,24 @@ int cmd_record(int argc, char **argv)
 	task_cmdline(o.pid, cmdline, sizeof(cmdline));
 	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
 	p.ruby_version = (uint32_t)strtab_intern(&p.strs, t.version, strlen(t.version));
-	s.threads_root = o.threads;
-	s.on_cpu = o.on_cpu;
 	int gone = 0;
-	rc = sample_loop(&o, &s, &gone);
-	p.errors = s.errors;
-	p.torn = s.torn;
+	rc = sample_loop(&o, &ps, &gone);
+	struct sampler sum;
+	procset_totals(&ps, &sum);
+	p.errors = sum.errors;
+	p.torn = sum.torn;
 	if (isatty(2))
 		fputc('\n', stderr);
 	if (!rc)
 		rc = write_outputs(&o, &p);
-	status_line(&s, p.duration_ns, 1);
+	status_line(&ps, p.duration_ns, 1);
 	fprintf(stderr,
 		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples\n",
-		(unsigned long long)p.dropped, (unsigned long long)s.salvaged, (unsigned long long)s.torn,
-		(unsigned long long)s.errors);
+		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
+		(unsigned long long)sum.errors);
+	if (ps.follow)
+		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
+			ps.followed == 1 ? "" : "es");
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o.pid);
 	if (o.command) {
@@ -279,8 +300,7 @@ int cmd_record(int argc, char **argv)
 			kill(o.pid, SIGTERM);
 		waitpid(o.pid, NULL, 0);
 	}
-	sampler_free(&s);
+	procset_free(&ps);
 	profile_free(&p);
-	ruby_target_detach(&t);
 	return rc;
 }

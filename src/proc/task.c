@@ -56,32 +56,56 @@ int task_cmdline(pid_t pid, char *out, size_t cap)
 	for (ssize_t i = 0; i + 1 < n; i++)
 		if (!out[i])
 			out[i] = ' ';
+	/* A process that set $0 pads it with spaces to the old length. */
+	while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\0'))
+		out[--n] = '\0';
 	return 0;
 }
 
-int task_children(pid_t pid, pid_t *out, int cap)
+/* The parent of pid from its stat (the field after the state), or -1. */
+static pid_t parent_of(const char *pid)
 {
-	char path[64], text[4096];
-	int count = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
+	char path[300], text[1024];
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if (read_file(path, text, sizeof(text)) <= 0)
+		return -1;
+	char *p = strrchr(text, ')');
+	return p && p[1] == ' ' && p[2] && p[3] == ' ' ? (pid_t)atoi(p + 4) : -1;
+}
+
+int task_descendants(pid_t pid, pid_t *out, int cap)
+{
+	/* /proc/PID/task/TID/children needs CONFIG_PROC_CHILDREN: read every process's parent instead. */
+	DIR *d = opendir("/proc");
 	if (!d)
 		return 0;
-	struct dirent *de;
-	while ((de = readdir(d)) && count < cap) {
-		if (de->d_name[0] == '.')
+	pid_t *pids = NULL, *parents = NULL;
+	size_t n = 0, alloc = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		char cpath[300];
-		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)pid, de->d_name);
-		if (read_file(cpath, text, sizeof(text)) <= 0)
-			continue;
-		for (char *s = text, *end; count < cap; s = end) {
-			long v = strtol(s, &end, 10);
-			if (end == s)
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 512;
+			pid_t *a = realloc(pids, alloc * sizeof(*a)), *b = a ? realloc(parents, alloc * sizeof(*b)) : NULL;
+			if (a)
+				pids = a;
+			if (!a || !b)
 				break;
-			out[count++] = (pid_t)v;
+			parents = b;
 		}
+		pids[n] = (pid_t)atoi(de->d_name);
+		parents[n++] = parent_of(de->d_name);
 	}
 	closedir(d);
+	/* Breadth first from pid: out doubles as the queue. */
+	int count = 0;
+	for (int head = -1; head < count; head++) {
+		pid_t from = head < 0 ? pid : out[head];
+		for (size_t i = 0; i < n && count < cap; i++)
+			if (parents[i] == from)
+				out[count++] = pids[i];
+	}
+	free(pids);
+	free(parents);
 	return count;
 }

@@ -10,8 +10,8 @@ char task_state(pid_t pid, pid_t tid);
 int task_exists(pid_t pid);
 /* The command line of pid, spaces between arguments, into out. */
 int task_cmdline(pid_t pid, char *out, size_t cap);
-/* Children of pid, from each task's children file; returns the count stored. */
-int task_children(pid_t pid, pid_t *out, int cap);
+/* Children of pid, their children and so on (from every /proc/N/stat); returns the count stored. */
+int task_descendants(pid_t pid, pid_t *out, int cap);
 /* pthread_t -> kernel tid, for Rubies that keep only the pthread_t (glibc's struct pthread). */
 #define TASK_GLIBC_PTHREAD_TID_OFFSET 0x2d0
 

@@ -21,9 +21,10 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 	memset(s, 0, sizeof(*s));
 	s->target = t;
 	s->profile = p;
+	s->process_frame = -1;
 	map_init(&s->frame_cache);
 	s->sample = malloc(sizeof(*s->sample));
-	s->stack_buf = malloc((WALK_MAX_FRAMES + 2) * sizeof(*s->stack_buf));
+	s->stack_buf = malloc((WALK_MAX_FRAMES + 3) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
 }
 
@@ -78,6 +79,8 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			continue;
 		}
 		uint32_t n = 0;
+		if (s->process_frame >= 0)
+			s->stack_buf[n++] = (uint32_t)s->process_frame;
 		if (s->threads_root) {
 			int64_t id = thread_frame(s, th);
 			if (id < 0)

@@ -15,6 +15,7 @@ struct sampler {
 	struct ruby_sample *sample;
 	struct map frame_cache; /* target frame hash -> profile frame id + 1 */
 	uint32_t *stack_buf;
+	int64_t process_frame; /* --subprocesses: a profile frame at the root of every stack, or -1 */
 	int threads_root; /* --threads: a root frame per thread */
 	int on_cpu;       /* --on-cpu: keep only threads the kernel shows running */
 	uint64_t samples, errors, torn, empty;

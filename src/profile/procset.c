@@ -1,0 +1,157 @@
+/* procset.c: the processes one recording samples: a Ruby process and, with --subprocesses, its descendants. */
+#include "procset.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+#include "../proc/task.h"
+
+#define DISCOVER_NS 500000000ULL /* look for new children twice a second */
+#define RETRY_NS 5000000000ULL   /* ask a child that was not (yet) Ruby again after 5 s: it may exec ruby */
+#define MAX_DESCENDANTS 1024
+
+void procset_init(struct procset *ps, struct profile *p)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->profile = p;
+}
+
+static struct proc_entry *find(struct procset *ps, pid_t pid)
+{
+	for (int i = 0; i < ps->n; i++)
+		if (ps->v[i]->pid == pid)
+			return ps->v[i];
+	return NULL;
+}
+
+static struct proc_entry *new_entry(struct procset *ps, pid_t pid)
+{
+	if (ps->n == ps->cap) {
+		int cap = ps->cap ? ps->cap * 2 : 8;
+		struct proc_entry **v = realloc(ps->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		ps->v = v;
+		ps->cap = cap;
+	}
+	struct proc_entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->pid = pid;
+	ps->v[ps->n++] = e;
+	return e;
+}
+
+/* Start sampling e, whose target is attached. */
+static int start(struct procset *ps, struct proc_entry *e)
+{
+	int err = sampler_init(&e->s, &e->t, ps->profile);
+	if (err)
+		return err;
+	e->s.threads_root = ps->threads_root;
+	e->s.on_cpu = ps->on_cpu;
+	if (ps->follow) {
+		char cmd[256] = "", name[320];
+		task_cmdline(e->pid, cmd, sizeof(cmd));
+		snprintf(name, sizeof(name), "process %d %s", (int)e->pid, cmd);
+		e->s.process_frame = profile_frame(ps->profile, name, "", 0, PROFILE_FRAME_THREAD);
+	}
+	e->state = PROC_LIVE;
+	ps->live++;
+	return 0;
+}
+
+int procset_add(struct procset *ps, pid_t pid, const struct ruby_target *attached)
+{
+	struct proc_entry *e = new_entry(ps, pid);
+	if (!e)
+		return -ENOMEM;
+	e->t = *attached; /* the entry owns it from now on */
+	return start(ps, e);
+}
+
+void procset_discover(struct procset *ps, uint64_t now)
+{
+	if (!ps->follow || now < ps->next_discover || !ps->n)
+		return;
+	ps->next_discover = now + DISCOVER_NS;
+	pid_t kids[MAX_DESCENDANTS];
+	int n = task_descendants(ps->v[0]->pid, kids, MAX_DESCENDANTS);
+	for (int i = 0; i < n; i++) {
+		struct proc_entry *e = find(ps, kids[i]);
+		if (e && (e->state != PROC_NOT_RUBY || now < e->retry_ns))
+			continue;
+		if (!e && !(e = new_entry(ps, kids[i])))
+			return;
+		/* A forked Ruby (a Puma or Unicorn worker) is read exactly like its parent. */
+		if (ruby_target_attach(&e->t, kids[i])) {
+			ruby_target_detach(&e->t);
+			e->state = PROC_NOT_RUBY;
+			e->retry_ns = now + RETRY_NS;
+			continue;
+		}
+		if (start(ps, e)) {
+			ruby_target_detach(&e->t);
+			e->state = PROC_NOT_RUBY;
+			e->retry_ns = UINT64_MAX;
+			continue;
+		}
+		ps->followed++;
+		if (ps->verbose)
+			fprintf(stderr, "rbscope: following process %d (Ruby %s)\n", (int)kids[i], e->t.version);
+	}
+}
+
+int procset_tick(struct procset *ps, uint64_t t_ns)
+{
+	int first_err = 0;
+	for (int i = 0; i < ps->n; i++) {
+		struct proc_entry *e = ps->v[i];
+		if (e->state != PROC_LIVE)
+			continue;
+		int err = sampler_tick(&e->s, t_ns);
+		if (err == ERR_GONE) {
+			/* A worker that exits leaves its samples; only the first process ends the recording. */
+			e->state = PROC_GONE;
+			ps->live--;
+			if (i == 0)
+				return ERR_GONE;
+			continue;
+		}
+		if (i == 0)
+			first_err = err;
+	}
+	return first_err;
+}
+
+void procset_totals(const struct procset *ps, struct sampler *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < ps->n; i++) {
+		const struct sampler *s = &ps->v[i]->s;
+		if (ps->v[i]->state == PROC_NOT_RUBY)
+			continue;
+		sum->samples += s->samples;
+		sum->errors += s->errors;
+		sum->torn += s->torn;
+		sum->empty += s->empty;
+		sum->salvaged += s->salvaged;
+	}
+}
+
+void procset_free(struct procset *ps)
+{
+	for (int i = 0; i < ps->n; i++) {
+		struct proc_entry *e = ps->v[i];
+		if (e->state == PROC_LIVE || e->state == PROC_GONE) {
+			sampler_free(&e->s);
+			ruby_target_detach(&e->t);
+		}
+		free(e);
+	}
+	free(ps->v);
+	memset(ps, 0, sizeof(*ps));
+}

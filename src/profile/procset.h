@@ -1,0 +1,48 @@
+/* procset.h: the processes one recording samples: a Ruby process and, with --subprocesses, its descendants. */
+#ifndef RBSCOPE_PROCSET_H
+#define RBSCOPE_PROCSET_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../ruby/target.h"
+#include "profile.h"
+#include "sampler.h"
+
+enum proc_state { PROC_NEW, PROC_LIVE, PROC_GONE, PROC_NOT_RUBY };
+
+struct proc_entry {
+	pid_t pid;
+	int state;         /* enum proc_state */
+	uint64_t retry_ns; /* PROC_NOT_RUBY: when to try attaching again */
+	struct ruby_target t;
+	struct sampler s;
+};
+
+/*
+ * All samplers write into one profile. With follow set, every stack gets a
+ * "process PID COMMAND" root frame, and descendants of the first process
+ * that turn out to be Ruby are attached as they appear (forked workers are
+ * read with their parent's layout); one that exits just stops being sampled.
+ */
+struct procset {
+	struct proc_entry **v; /* v[0] is the process the user named */
+	int n, cap, live;
+	int follow, threads_root, on_cpu, verbose;
+	uint64_t next_discover;
+	uint64_t followed; /* descendants attached */
+	struct profile *profile;
+};
+
+void procset_init(struct procset *ps, struct profile *p);
+/* Add a process already attached; the set takes over *attached (do not detach it yourself). */
+int procset_add(struct procset *ps, pid_t pid, const struct ruby_target *attached);
+/* With follow, attach new Ruby descendants (at most twice a second). */
+void procset_discover(struct procset *ps, uint64_t now);
+/* Sample every live process; ERR_GONE when the first one exited, else the first one's error or 0. */
+int procset_tick(struct procset *ps, uint64_t t_ns);
+/* The samplers' counters added up. */
+void procset_totals(const struct procset *ps, struct sampler *sum);
+void procset_free(struct procset *ps);
+
+#endif
