@@ -35,6 +35,8 @@ const char usage_record[] =
 	"      --threads         add a root frame per thread\n"
 	"  -s, --subprocesses    also sample the Ruby processes it forks or spawns (Puma, Unicorn, Resque\n"
 	"                        workers), each under a \"process PID COMMAND\" root frame\n"
+	"      --blocking        stop the process's threads (ptrace) for each sample: every stack is exact,\n"
+	"                        at a cost to the process; the default never stops it\n"
 	"      --on-cpu          keep only samples of threads the kernel shows running\n";
 
 static volatile sig_atomic_t stop;
@@ -52,7 +54,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu, subprocesses;
+	int threads, on_cpu, subprocesses, blocking;
 	char **command;
 };
 
@@ -67,6 +69,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "raw", required_argument, NULL, 'R' },
 		{ "threads", no_argument, NULL, 'T' },
 		{ "subprocesses", no_argument, NULL, 's' },
+		{ "blocking", no_argument, NULL, 'B' },
 		{ "on-cpu", no_argument, NULL, 'C' },
 		{ "flame-min-width", required_argument, NULL, 'W' },
 		{ "title", required_argument, NULL, 'N' },
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'R': o->raw = optarg; break;
 		case 'T': o->threads = 1; break;
 		case 's': o->subprocesses = 1; break;
+		case 'B': o->blocking = 1; break;
 		case 'C': o->on_cpu = 1; break;
 		case 'W':
 			if ((rc = parse_min_width(optarg)))
@@ -261,12 +265,19 @@ int cmd_record(int argc, char **argv)
 	ps.follow = o.subprocesses;
 	ps.threads_root = o.threads;
 	ps.on_cpu = o.on_cpu;
+	ps.blocking = o.blocking;
 	ps.verbose = isatty(2);
 	err = err ?: procset_add(&ps, o.pid, &t);
 	if (err) {
+		procset_free(&ps);
 		ruby_target_detach(&t);
 		profile_free(&p);
-		return err_report(err, "cannot start recording");
+		if (o.command) {
+			kill(o.pid, SIGTERM);
+			waitpid(o.pid, NULL, 0);
+		}
+		return err_report(err, o.blocking ? "cannot stop process %d's threads (--blocking)" : "cannot record process %d",
+				  o.pid);
 	}
 	p.pid = o.pid;
 	p.rate_hz = (uint32_t)o.rate;

@@ -49,6 +49,8 @@ static struct proc_entry *new_entry(struct procset *ps, pid_t pid)
 static int start(struct procset *ps, struct proc_entry *e)
 {
 	int err = sampler_init(&e->s, &e->t, ps->profile);
+	if (!err && ps->blocking && (err = pauser_attach(&e->pz, e->pid)))
+		sampler_free(&e->s);
 	if (err)
 		return err;
 	e->s.threads_root = ps->threads_root;
@@ -112,7 +114,14 @@ int procset_tick(struct procset *ps, uint64_t t_ns)
 		struct proc_entry *e = ps->v[i];
 		if (e->state != PROC_LIVE)
 			continue;
-		int err = sampler_tick(&e->s, t_ns);
+		int err = ps->blocking ? pauser_stop(&e->pz) : 0;
+		if (!err) {
+			err = sampler_tick(&e->s, t_ns);
+			if (ps->blocking) {
+				int rerr = pauser_resume(&e->pz);
+				err = err ? err : rerr;
+			}
+		}
 		if (err == ERR_GONE) {
 			/* A worker that exits leaves its samples; only the first process ends the recording. */
 			e->state = PROC_GONE;
@@ -147,6 +156,8 @@ void procset_free(struct procset *ps)
 	for (int i = 0; i < ps->n; i++) {
 		struct proc_entry *e = ps->v[i];
 		if (e->state == PROC_LIVE || e->state == PROC_GONE) {
+			if (ps->blocking)
+				pauser_detach(&e->pz);
 			sampler_free(&e->s);
 			ruby_target_detach(&e->t);
 		}

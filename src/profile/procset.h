@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../proc/pause.h"
 #include "../ruby/target.h"
 #include "profile.h"
 #include "sampler.h"
@@ -17,6 +18,7 @@ struct proc_entry {
 	uint64_t retry_ns; /* PROC_NOT_RUBY: when to try attaching again */
 	struct ruby_target t;
 	struct sampler s;
+	struct pauser pz; /* --blocking */
 };
 
 /*
@@ -29,6 +31,7 @@ struct procset {
 	struct proc_entry **v; /* v[0] is the process the user named */
 	int n, cap, live;
 	int follow, threads_root, on_cpu, verbose;
+	int blocking; /* stop each process's threads around its sample (ptrace) */
 	uint64_t next_discover;
 	uint64_t followed; /* descendants attached */
 	struct profile *profile;

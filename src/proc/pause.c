@@ -1,0 +1,145 @@
+/* pause.c: --blocking: stop every thread of a process around a sample with ptrace, then let it run on. */
+#include "pause.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "../lib/err.h"
+
+static int known(const struct pauser *pz, pid_t tid)
+{
+	for (int i = 0; i < pz->n; i++)
+		if (pz->tid[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Seize threads that appeared since the last look. PTRACE_SEIZE does not stop them. */
+static int seize_new(struct pauser *pz)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pz->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? ERR_GONE : -errno;
+	int err = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0 || known(pz, tid))
+			continue;
+		if (pz->n == pz->cap) {
+			int cap = pz->cap ? pz->cap * 2 : 16;
+			pid_t *t = realloc(pz->tid, (size_t)cap * sizeof(*t));
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			pz->tid = t;
+			pz->cap = cap;
+		}
+		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+			if (errno == ESRCH)
+				continue; /* exited meanwhile */
+			err = -errno;
+			break;
+		}
+		pz->tid[pz->n++] = tid;
+	}
+	closedir(d);
+	return err;
+}
+
+int pauser_attach(struct pauser *pz, pid_t pid)
+{
+	memset(pz, 0, sizeof(*pz));
+	pz->pid = pid;
+	int err = seize_new(pz);
+	if (err)
+		pauser_detach(pz);
+	return err;
+}
+
+static void forget(struct pauser *pz, int i)
+{
+	pz->tid[i] = pz->tid[--pz->n];
+}
+
+/*
+ * Wait until thread i is in a ptrace stop we asked for. A signal arriving
+ * first is a signal-delivery stop: it is passed on at once (so the process
+ * sees every signal it would have seen) and the wait goes on for ours.
+ * Returns 0, or 1 if the thread exited.
+ */
+static int wait_stopped(struct pauser *pz, int i)
+{
+	for (;;) {
+		int status;
+		pid_t r = waitpid(pz->tid[i], &status, __WALL);
+		if (r < 0)
+			return errno == ECHILD ? 1 : -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 1;
+		if (!WIFSTOPPED(status))
+			continue;
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			return 0;
+		/* A signal on its way to the thread: deliver it and wait for our stop. */
+		if (ptrace(PTRACE_CONT, pz->tid[i], NULL, (void *)(long)WSTOPSIG(status)) < 0)
+			return errno == ESRCH ? 1 : -errno;
+	}
+}
+
+int pauser_stop(struct pauser *pz)
+{
+	int err = seize_new(pz);
+	if (err)
+		return err;
+	for (int i = 0; i < pz->n; i++)
+		if (ptrace(PTRACE_INTERRUPT, pz->tid[i], NULL, NULL) < 0 && errno != ESRCH)
+			return -errno;
+	for (int i = 0; i < pz->n;) {
+		int r = wait_stopped(pz, i);
+		if (r < 0)
+			return r;
+		if (r == 1)
+			forget(pz, i);
+		else
+			i++;
+	}
+	pz->stopped = 1;
+	return pz->n ? 0 : ERR_GONE;
+}
+
+int pauser_resume(struct pauser *pz)
+{
+	int err = 0;
+	for (int i = 0; i < pz->n; i++)
+		if (ptrace(PTRACE_CONT, pz->tid[i], NULL, NULL) < 0 && errno != ESRCH && !err)
+			err = -errno;
+	pz->stopped = 0;
+	return err;
+}
+
+void pauser_detach(struct pauser *pz)
+{
+	/* Detaching needs a stopped tracee; a seized thread that is running is interrupted first. */
+	if (!pz->stopped && pz->n) {
+		for (int i = 0; i < pz->n; i++)
+			ptrace(PTRACE_INTERRUPT, pz->tid[i], NULL, NULL);
+		for (int i = 0; i < pz->n;)
+			if (wait_stopped(pz, i))
+				forget(pz, i);
+			else
+				i++;
+	}
+	for (int i = 0; i < pz->n; i++)
+		ptrace(PTRACE_DETACH, pz->tid[i], NULL, NULL);
+	free(pz->tid);
+	memset(pz, 0, sizeof(*pz));
+}

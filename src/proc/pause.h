@@ -1,0 +1,30 @@
+/* pause.h: --blocking: stop every thread of a process around a sample with ptrace, then let it run on. */
+#ifndef RBSCOPE_PAUSE_H
+#define RBSCOPE_PAUSE_H
+
+#include <sys/types.h>
+
+/*
+ * The threads are seized (PTRACE_SEIZE: they keep running), stopped with
+ * PTRACE_INTERRUPT for each sample and continued after it. Signals that
+ * arrive meanwhile are passed on, threads born later are seized at the next
+ * stop, and if rbscope dies the kernel detaches and they simply run on.
+ * A job-control stop (SIGSTOP from elsewhere) during a recording is not
+ * kept: the next resume continues the thread.
+ */
+struct pauser {
+	pid_t pid;
+	pid_t *tid;
+	int n, cap;
+	int stopped;
+};
+
+/* Seize every thread of pid; 0, -EPERM, ERR_GONE or another negative code. */
+int pauser_attach(struct pauser *pz, pid_t pid);
+/* Stop every thread (new ones seized first); 0, ERR_GONE when none is left, or a negative code. */
+int pauser_stop(struct pauser *pz);
+int pauser_resume(struct pauser *pz);
+/* Let every thread go for good. */
+void pauser_detach(struct pauser *pz);
+
+#endif
