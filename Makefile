@@ -5,7 +5,7 @@ BUILD ?= build
 CFLAGS ?= -O2 -g
 # Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
 WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP
-LDLIBS = -lelf -lz
+LDLIBS = -ldw -lelf -lz
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \

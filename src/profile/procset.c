@@ -72,6 +72,8 @@ int procset_add(struct procset *ps, pid_t pid, const struct ruby_target *attache
 	if (!e)
 		return -ENOMEM;
 	e->t = *attached; /* the entry owns it from now on */
+	if (attached->L == &attached->dwarf_layout)
+		e->t.L = &e->t.dwarf_layout; /* the layout lives inside the target */
 	return start(ps, e);
 }
 

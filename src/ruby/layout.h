@@ -25,5 +25,8 @@ extern const struct ruby_layout *const ruby_layouts[];
  * X.Y (struct layouts do not change within a minor series). NULL if none.
  */
 const struct ruby_layout *ruby_layout_find(const char *version);
+/* The table of the newest series; the newest series not after version (else the newest). */
+const struct ruby_layout *ruby_layout_newest(void);
+const struct ruby_layout *ruby_layout_nearest(const char *version);
 
 #endif

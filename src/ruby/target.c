@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../elf/dwarf.h"
 #include "../elf/elfsym.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
@@ -21,6 +22,35 @@ static int is_libruby(const char *path)
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libruby", 7) && strstr(base, ".so");
+}
+
+/*
+ * The layout: from libruby's own DWARF when it has the VM's structs (a Ruby
+ * built from source keeps -g), so a version with no generated table works;
+ * otherwise the table generated for its X.Y series.
+ */
+static int choose_layout(struct ruby_target *t)
+{
+	const struct ruby_layout *table = ruby_layout_find(t->version);
+	char full[PATH_MAX + 64];
+	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)t->pid, t->lib_path);
+	struct ruby_layout *d = &t->dwarf_layout;
+	int n = 0, major = 0, minor = 0, teeny = 0;
+	if (!dwarf_layout_read(full, table ? table : ruby_layout_nearest(t->version), d, &n) &&
+	    d->th_ec >= 0 && d->ec_cfp >= 0 && d->ec_vm_stack >= 0 && d->cfp_pc >= 0 && d->cfp_iseq >= 0 &&
+	    d->cfp_ep >= 0 && d->iseq_body >= 0 && d->body_label >= 0 && d->body_pathobj >= 0 && d->th_lt_node >= 0) {
+		sscanf(t->version, "%d.%d.%d", &major, &minor, &teeny);
+		d->version = t->version;
+		d->api_major = major;
+		d->api_minor = minor;
+		d->api_teeny = teeny;
+		t->L = d;
+		t->layout_how = "DWARF";
+		return 0;
+	}
+	t->L = table;
+	t->layout_how = "table";
+	return table ? 0 : ERR_UNSUPPORTED;
 }
 
 /* Open the target's view of path through /proc/PID/root, so a containerised Ruby works. */
@@ -216,9 +246,7 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid)
 		err = ERR_NOT_RUBY;
 	if (!err) {
 		read_symbol_string(t, &ef, "ruby_description", t->description, sizeof(t->description));
-		t->L = ruby_layout_find(t->version);
-		if (!t->L)
-			err = ERR_UNSUPPORTED;
+		err = choose_layout(t);
 	}
 	if (!err) {
 		set_read_lengths(t);

@@ -31,6 +31,8 @@ struct ruby_target {
 	uint64_t vm;             /* rb_vm_t * */
 	uint64_t symbols;        /* &ruby_global_symbols, 0 if not found */
 	const char *vm_how;      /* "symbol" or "scan", for -v output */
+	const char *layout_how;  /* "table" or "DWARF" */
+	struct ruby_layout dwarf_layout; /* read from libruby's debug information, when it has some */
 	size_t th_read_len;      /* bytes of rb_thread_t read per thread */
 
 	/* caches, see names.c */
