@@ -159,6 +159,7 @@ struct walk_slot {
 
 struct walk_cache {
 	struct walk_slot slot[CACHE_SLOTS];
+	uint64_t first_th; /* the thread heading the list at the last sample */
 	unsigned char *buf; /* frames, then value stack */
 	size_t cap;
 	uint64_t (*eps)[EP_WORDS];
@@ -313,39 +314,44 @@ static int32_t thread_tid(struct ruby_target *t, const unsigned char *th)
 	return (int32_t)tid;
 }
 
-/* The thread list head and the GVL owner: in the VM (2.7) or the main ractor (3.x). */
-static int read_vm_threads(struct ruby_target *t, uint64_t *head, uint64_t *first, uint64_t *owner, uint64_t *main_th)
+/* The main thread and ractor live as long as the VM: read them once. */
+static int read_main(struct ruby_target *t)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t base = t->vm, ractor = 0;
-	int err = 0;
-	/* The main thread and ractor live as long as the VM: read them once. */
-	if (!t->main_thread) {
-		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_thread, &t->main_thread);
-		if (!err && L->vm_main_ractor >= 0)
-			err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
-		if (err) {
-			t->main_thread = 0;
-			return err;
-		}
-	}
-	*main_th = t->main_thread;
-	if (L->vm_main_ractor >= 0) {
-		ractor = t->main_ractor;
-		base = ractor;
-	}
-	int64_t hoff = ractor ? L->ractor_threads_set : L->vm_living_threads;
-	int64_t ooff = ractor ? L->ractor_gvl_owner : L->vm_gvl_owner;
-	int64_t lo = hoff < ooff ? hoff : ooff, hi = (hoff > ooff ? hoff : ooff) + 8;
-	unsigned char buf[512];
-	if (hi - lo > (int64_t)sizeof(buf))
-		return ERR_UNSUPPORTED;
-	if ((err = mem_read(&t->mem, base + (uint64_t)lo, buf, (size_t)(hi - lo))))
-		return err;
-	*head = base + (uint64_t)hoff;
-	*first = word(buf, hoff - lo); /* list_head { n { next, prev } } */
-	*owner = word(buf, ooff - lo);
-	return 0;
+	if (t->main_thread)
+		return 0;
+	int err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_thread, &t->main_thread);
+	if (!err && L->vm_main_ractor >= 0)
+		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
+	if (err)
+		t->main_thread = 0;
+	return err;
+}
+
+/* Where the thread list head and the GVL owner are: in the VM (2.7) or the main ractor (3.x). */
+struct list_area {
+	uint64_t base;
+	int64_t hoff, ooff, lo, hi;
+};
+
+static int list_area(struct ruby_target *t, struct list_area *a)
+{
+	const struct ruby_layout *L = t->L;
+	int ractor = L->vm_main_ractor >= 0;
+	a->base = ractor ? t->main_ractor : t->vm;
+	a->hoff = ractor ? L->ractor_threads_set : L->vm_living_threads;
+	a->ooff = ractor ? L->ractor_gvl_owner : L->vm_gvl_owner;
+	a->lo = a->hoff < a->ooff ? a->hoff : a->ooff;
+	a->hi = (a->hoff > a->ooff ? a->hoff : a->ooff) + 8;
+	return a->hi - a->lo > 512 || !a->base ? ERR_UNSUPPORTED : 0;
+}
+
+static void list_parse(const struct list_area *a, const unsigned char *buf, uint64_t *head, uint64_t *first,
+		       uint64_t *owner)
+{
+	*head = a->base + (uint64_t)a->hoff;
+	*first = word(buf, a->hoff - a->lo); /* list_head { n { next, prev } } */
+	*owner = word(buf, a->ooff - a->lo);
 }
 
 /*
@@ -484,7 +490,7 @@ struct thread_read {
  * in the same readv as the frames when the slot already knows the ec.
  */
 static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
-		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r)
+		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r, const struct mem_iov *extra)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t csz = (uint64_t)L->cfp_size, thaddr = w->th;
@@ -493,7 +499,9 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, again = 0;
 		int niov = 0, with_stack = w->ec && w->stack;
-		struct mem_iov iov[6];
+		struct mem_iov iov[7];
+		if (extra && !attempt)
+			iov[niov++] = *extra; /* something the caller wants read in the same go (the thread list) */
 		if (!*have_th)
 			iov[niov++] = (struct mem_iov){ thaddr, th, t->th_read_len };
 		if (with_stack) {
@@ -597,33 +605,99 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	return ERR_TORN;
 }
 
+/* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
+static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
+			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
+{
+	const struct ruby_layout *L = t->L;
+	struct ruby_thread_sample *ts = &s->threads[s->nthreads];
+	memset(ts, 0, sizeof(*ts));
+	ts->th = w->th;
+	ts->main = w->th == t->main_thread;
+	ts->state = thread_state(t, th, w->th, owner);
+	if (ts->state == THREAD_KILLED)
+		return;
+	if (err == ERR_TORN) {
+		s->torn++;
+		return;
+	}
+	ts->tid = thread_tid(t, th);
+	ts->kstate = (flags & WALK_KSTATE) && ts->tid ? task_state(t->pid, ts->tid) : '?';
+	uint64_t name = word(th, L->th_name);
+	if (name != w->name_val) {
+		char nbuf[256];
+		w->name_val = name;
+		w->name = 0;
+		if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
+			w->name = intern(t, nbuf);
+	}
+	ts->name = w->name;
+	s->retried += (uint32_t)r->retried;
+	s->salvaged += (uint32_t)r->salvaged;
+	ts->frames = s->frames + s->nframes_total;
+	ts->nframes = r->nframes;
+	s->nframes_total += (uint32_t)r->nframes;
+	s->nthreads++;
+}
+
 int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t head, node, owner, main_th;
+	uint64_t head = 0, node = 0, owner = 0;
 	s->nthreads = 0;
 	s->nframes_total = 0;
 	s->torn = s->retried = s->salvaged = 0;
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
-	int err = read_vm_threads(t, &head, &node, &owner, &main_th);
+	struct list_area a;
+	unsigned char th[1024], lbuf[512];
+	int err = read_main(t);
+	err = err ?: list_area(t, &a);
 	if (err)
 		return err == -EFAULT ? ERR_TORN : err;
-	unsigned char th[1024];
 	if (t->th_read_len > sizeof(th))
 		return ERR_UNSUPPORTED;
-	for (int guard = 0; node && node != head && guard < WALK_MAX_THREADS; guard++) {
+	/*
+	 * Steady state: the thread list is read in the same readv as the thread
+	 * that headed it last time, so one thread costs one system call. If
+	 * another thread heads it now, that read is thrown away.
+	 */
+	int first_done = 0;
+	struct mem_iov list_iov = { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) };
+	if (c->first_th) {
+		struct walk_slot *w = slot_of(c, c->first_th);
+		struct thread_read r;
+		int have_th = 0;
+		memset(lbuf, 0, sizeof(lbuf));
+		err = read_thread(t, c, w, th, &have_th, s->frames, (int)WALK_MAX_TOTAL, &r, &list_iov);
+		if (err == -EFAULT)
+			err = ERR_TORN;
+		if (err && err != ERR_TORN)
+			return err;
+		list_parse(&a, lbuf, &head, &node, &owner);
+		if (have_th && node == c->first_th + (uint64_t)L->th_lt_node) {
+			node = word(th, L->th_lt_node);
+			finish_thread(t, s, w, th, owner, flags, err, &r);
+			first_done = 1;
+		}
+	}
+	if (!first_done) {
+		if ((err = t->mem.readv(&t->mem, &list_iov, 1)))
+			return err == -EFAULT ? ERR_TORN : err;
+		list_parse(&a, lbuf, &head, &node, &owner);
+		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
+	}
+	for (int guard = first_done; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
 		struct walk_slot *w = slot_of(c, thaddr);
-		struct ruby_thread_sample *ts = &s->threads[s->nthreads];
 		struct thread_read r;
 		int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
 		memset(&r, 0, sizeof(r));
 		if (room < 2) /* the sample is full: list the thread without frames */
 			err = mem_read(&t->mem, thaddr, th, t->th_read_len), have_th = !err;
 		else
-			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room, &r);
+			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room, &r, NULL);
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)
@@ -631,33 +705,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		if (!have_th)
 			return ERR_TORN;
 		node = word(th, L->th_lt_node); /* next */
-		memset(ts, 0, sizeof(*ts));
-		ts->th = thaddr;
-		ts->main = thaddr == main_th;
-		ts->state = thread_state(t, th, thaddr, owner);
-		if (ts->state == THREAD_KILLED)
-			continue;
-		if (err == ERR_TORN) {
-			s->torn++;
-			continue;
-		}
-		ts->tid = thread_tid(t, th);
-		ts->kstate = (flags & WALK_KSTATE) && ts->tid ? task_state(t->pid, ts->tid) : '?';
-		uint64_t name = word(th, L->th_name);
-		if (name != w->name_val) {
-			char nbuf[256];
-			w->name_val = name;
-			w->name = 0;
-			if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
-				w->name = intern(t, nbuf);
-		}
-		ts->name = w->name;
-		s->retried += (uint32_t)r.retried;
-		s->salvaged += (uint32_t)r.salvaged;
-		ts->frames = s->frames + s->nframes_total;
-		ts->nframes = r.nframes;
-		s->nframes_total += (uint32_t)r.nframes;
-		s->nthreads++;
+		finish_thread(t, s, w, th, owner, flags, err, &r);
 	}
 	return 0;
 }
