@@ -203,3 +203,24 @@ struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr)
 	map_put(&t->iseqs, addr, t->iseq_n);
 	return &t->iseq_v[t->iseq_n - 1];
 }
+
+struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc)
+{
+	struct iseq_info *is = iseq_get(t, addr);
+	if (!is || !pc || (pc >= is->encoded && pc <= is->encoded + (uint64_t)is->iseq_size * 8))
+		return is;
+	/*
+	 * The frame's pc is not inside this iseq's code: the iseq we cached was
+	 * freed and another one now lives at its address. Read it again.
+	 */
+	struct iseq_info fresh;
+	if (iseq_read(t, addr, &fresh))
+		return NULL;
+	if (pc < fresh.encoded || pc > fresh.encoded + (uint64_t)fresh.iseq_size * 8) {
+		iseq_info_free(&fresh); /* a torn frame, not a new iseq: keep what we had */
+		return is;
+	}
+	iseq_info_free(is);
+	*is = fresh;
+	return is;
+}

@@ -26,6 +26,11 @@ struct iseq_info {
 
 /* The cached info of the iseq at addr, reading it on first sight; NULL if it does not validate. */
 struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr);
+/*
+ * The same for a frame executing at pc: an iseq whose code does not hold pc
+ * was freed and its address reused, so it is read again (cache refreshed).
+ */
+struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc);
 /* The source line executing at pc (a frame's saved pc), or the iseq's first line. */
 int32_t iseq_line(const struct iseq_info *is, uint64_t pc);
 /*

@@ -385,7 +385,7 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		}
 		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
 			continue;
-		struct iseq_info *is = iseq_get(t, iseq);
+		struct iseq_info *is = iseq_get_at(t, iseq, pc);
 		if (!is)
 			continue;
 		name_iseq_frame(t, is, magic, eps[i], trusted, f);
