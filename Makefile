@@ -9,7 +9,7 @@ LDLIBS = -ldw -lelf -lz
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c)
+	src/profile/*.c src/output/*.c src/heap/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)

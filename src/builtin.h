@@ -14,9 +14,11 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+int cmd_heap(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
-extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_version[];
+extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_heap[],
+	usage_version[];
 
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, usage_record, "sample stacks into a profile" },
 	{ "top", cmd_top, usage_top, "live view of the functions using the most time" },
 	{ "report", cmd_report, usage_report, "turn a --raw recording into any format" },
+	{ "heap", cmd_heap, usage_heap, "analyse heap dumps (ObjectSpace.dump_all)" },
 	{ "layout", cmd_layout, usage_layout, "print the VM struct layout used for a process or read from DWARF" },
 	{ "version", cmd_version, usage_version, "print rbscope's version and supported Rubies" },
 };

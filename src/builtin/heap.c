@@ -1,0 +1,84 @@
+/* heap.c: `rbscope heap`, analyse ObjectSpace.dump_all heap dumps. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../builtin.h"
+#include "../heap/summary.h"
+#include "../lib/err.h"
+
+const char usage_heap[] =
+	"usage: rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
+	"\n"
+	"Analyse a heap dump written by ObjectSpace.dump_all (JSON lines; .gz read as is; - for stdin).\n"
+	"\n"
+	"  summary   object counts and memsize per group, largest first (default --by type, --top 20)\n"
+	"\n"
+	"In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
+	"File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }\n";
+
+/* Bad lines are not fatal: say how many and where the first ones are. */
+static void report_bad(const char *path, const struct heap_stats *st)
+{
+	if (!st->bad)
+		return;
+	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
+		(unsigned long long)st->bad, (unsigned long long)st->lines);
+	for (int i = 0; i < 3 && st->first_bad_line[i]; i++)
+		fprintf(stderr, "%s %llu", i ? "," : "", (unsigned long long)st->first_bad_line[i]);
+	fprintf(stderr, "); they were skipped\n");
+}
+
+static int cmd_heap_summary(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "by", required_argument, NULL, 'b' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum heap_by by = HEAP_BY_TYPE;
+	int c, top = 20, json = 0;
+	char *end;
+	while ((c = getopt_long(argc, argv, "b:n:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (heap_by_parse(optarg, &by))
+				return error("--by takes type, class, location, file, gem or generation"), EXIT_USAGE;
+			break;
+		case 'n':
+			top = (int)strtol(optarg, &end, 10);
+			if (*end || top < 0)
+				return error("--top takes a number (0: all)"), EXIT_USAGE;
+			break;
+		case 'j': json = 1; break;
+		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
+		default: fputs(usage_heap, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs(usage_heap, stderr);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	struct heap_stats st;
+	int err = heap_summary(path, by, top, json, stdout, &st);
+	report_bad(path, &st);
+	if (err == ERR_BAD_FILE)
+		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+}
+
+int cmd_heap(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_heap, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (!strcmp(argv[1], "summary"))
+		return cmd_heap_summary(argc - 1, argv + 1);
+	error("'%s' is not a heap command; see 'rbscope help heap'", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,286 @@
+/* dump.c: reading ObjectSpace.dump_all heap dumps (JSON lines) fast: one record at a time, no copies. */
+#include "dump.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../lib/err.h"
+
+#define CHUNK (8u << 20) /* read size for pipes and gzip */
+
+int span_eq(struct span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.n == n && !memcmp(s.p, lit, n);
+}
+
+uint64_t heap_hex(struct span s)
+{
+	if (s.n < 3 || s.p[0] != '0' || s.p[1] != 'x')
+		return 0;
+	uint64_t v = 0;
+	for (size_t i = 2; i < s.n; i++) {
+		char c = s.p[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0 || i > 17)
+			return 0;
+		v = v << 4 | (uint64_t)d;
+	}
+	return v;
+}
+
+/* The end of the JSON string starting after its opening quote at p, or NULL. */
+static const char *string_end(const char *p, const char *end)
+{
+	for (;;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		size_t bs = 0; /* an escaped quote has an odd run of backslashes before it */
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (!(bs & 1))
+			return q;
+		p = q + 1;
+	}
+}
+
+/* Skip a value that is not a string: number, literal, array or object (arrays hold strings only). */
+static const char *skip_value(const char *p, const char *end)
+{
+	if (*p == '[' || *p == '{') {
+		int depth = 0;
+		for (; p < end; p++) {
+			if (*p == '"') {
+				if (!(p = string_end(p + 1, end)))
+					return NULL;
+			} else if (*p == '[' || *p == '{') {
+				depth++;
+			} else if ((*p == ']' || *p == '}') && --depth == 0) {
+				return p + 1;
+			}
+		}
+		return NULL;
+	}
+	while (p < end && *p != ',' && *p != '}')
+		p++;
+	return p;
+}
+
+static int64_t number(const char *p, const char *end, int *ok)
+{
+	int neg = p < end && *p == '-';
+	int64_t v = 0;
+	const char *s = p + neg;
+	for (p = s; p < end && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	*ok = p > s;
+	return neg ? -v : v;
+}
+
+int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
+{
+	const char *end = p + n;
+	memset(r, 0, sizeof(*r));
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+		p++;
+	if (p == end || *p != '{')
+		return -1;
+	p++;
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == ','))
+			p++;
+		if (p < end && *p == '}')
+			break;
+		if (p >= end || *p != '"')
+			return -1;
+		const char *k = p + 1, *ke = string_end(k, end);
+		if (!ke)
+			return -1;
+		struct span key = { k, (size_t)(ke - k) };
+		p = ke + 1;
+		while (p < end && (*p == ' ' || *p == ':'))
+			p++;
+		if (p >= end)
+			return -1;
+		if (*p == '"') {
+			const char *v = p + 1, *ve = string_end(v, end);
+			if (!ve)
+				return -1;
+			struct span s = { v, (size_t)(ve - v) };
+			p = ve + 1;
+			switch (key.n) {
+			case 4:
+				if (span_eq(key, "type"))
+					r->type = s;
+				else if (span_eq(key, "file"))
+					r->file = s, r->has_file = 1;
+				else if (span_eq(key, "name"))
+					r->name = s;
+				else if (span_eq(key, "root"))
+					r->root = s;
+				break;
+			case 5:
+				if (span_eq(key, "class"))
+					r->class_addr = heap_hex(s);
+				else if (span_eq(key, "value"))
+					r->value = s, r->has_value = 1;
+				break;
+			case 7:
+				if (span_eq(key, "address"))
+					r->address = heap_hex(s);
+				break;
+			case 15:
+				if (span_eq(key, "real_class_name"))
+					r->real_class_name = s;
+				break;
+			}
+			continue;
+		}
+		if (*p == '[' && span_eq(key, "references")) {
+			const char *q = memchr(p, ']', (size_t)(end - p));
+			if (!q)
+				return -1;
+			r->refs = (struct span){ p + 1, (size_t)(q - p - 1) };
+			p = q + 1;
+			continue;
+		}
+		if ((*p >= '0' && *p <= '9') || *p == '-') {
+			int ok;
+			int64_t v = number(p, end, &ok);
+			if (!ok)
+				return -1;
+			if (span_eq(key, "line"))
+				r->line = v, r->has_line = 1;
+			else if (span_eq(key, "generation"))
+				r->generation = v, r->has_generation = 1;
+			else if (span_eq(key, "memsize"))
+				r->memsize = (uint64_t)v, r->has_memsize = 1;
+			else if (span_eq(key, "bytesize"))
+				r->bytesize = v, r->has_bytesize = 1;
+		}
+		if (!(p = skip_value(p, end)))
+			return -1;
+	}
+	return r->type.n ? 0 : -1;
+}
+
+static void count_bad(struct heap_stats *st)
+{
+	for (int i = 0; i < 3; i++)
+		if (!st->first_bad_line[i]) {
+			st->first_bad_line[i] = st->lines;
+			break;
+		}
+	st->bad++;
+}
+
+/* Feed every complete line of buf; returns bytes consumed, or -1 when fn asked to stop. */
+static ssize_t feed(const char *buf, size_t n, int last, heap_fn fn, void *arg, struct heap_stats *st)
+{
+	const char *p = buf, *end = buf + n;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl && !last)
+			break;
+		const char *le = nl ? nl : end;
+		st->lines++;
+		struct heap_rec r;
+		if (le > p) {
+			if (heap_parse_line(p, (size_t)(le - p), &r)) {
+				count_bad(st);
+			} else {
+				st->records++;
+				if (fn(&r, arg))
+					return -1;
+			}
+		} else {
+			st->lines--; /* an empty line is not a line of the dump */
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return p - buf;
+}
+
+/* Read up to n bytes from a gzip stream, or from fd when gz is NULL; bytes read, 0 at the end, or -1. */
+static ssize_t pull(gzFile gz, int fd, char *buf, size_t n)
+{
+	if (gz)
+		return gzread(gz, buf, (unsigned)n);
+	for (;;) {
+		ssize_t r = read(fd, buf, n);
+		if (r >= 0 || errno != EINTR)
+			return r;
+	}
+}
+
+/* Scan through a bounded buffer, so memory stays small whatever the dump's size. */
+static int read_stream(gzFile gz, int fd, heap_fn fn, void *arg, struct heap_stats *st)
+{
+	size_t cap = CHUNK * 2, have = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	int err = 0;
+	for (;;) {
+		if (have == cap) { /* a single line longer than the buffer */
+			char *b = realloc(buf, cap * 2);
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		ssize_t n = pull(gz, fd, buf + have, cap - have < CHUNK ? cap - have : CHUNK);
+		if (n < 0) {
+			err = ERR_BAD_FILE;
+			break;
+		}
+		have += (size_t)n;
+		st->bytes += (uint64_t)n;
+		ssize_t used = feed(buf, have, n == 0, fn, arg, st);
+		if (used < 0 || n == 0)
+			break;
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+	}
+	free(buf);
+	return err;
+}
+
+int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	unsigned char magic[2] = { 0, 0 };
+	int err = 0, regular = !fstat(fd, &sb) && S_ISREG(sb.st_mode);
+	if (regular && sb.st_size >= 2 && pread(fd, magic, 2, 0) != 2)
+		regular = 0;
+	if (regular && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
+		/* A plain file: read it through the buffer (mapping it would count the whole dump as ours). */
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		err = read_stream(NULL, fd, fn, arg, st);
+		close(fd);
+	} else {
+		gzFile gz = gzdopen(fd, "rb"); /* reads plain data too */
+		if (!gz) {
+			close(fd);
+			return -ENOMEM;
+		}
+		gzbuffer(gz, 1u << 20);
+		err = read_stream(gz, -1, fn, arg, st);
+		gzclose(gz);
+	}
+	if (!err && !st->records)
+		err = ERR_BAD_FILE;
+	return err;
+}

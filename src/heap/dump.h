@@ -1,0 +1,54 @@
+/* dump.h: reading ObjectSpace.dump_all heap dumps (JSON lines) fast: one record at a time, no copies. */
+#ifndef RBSCOPE_DUMP_H
+#define RBSCOPE_DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A slice of the dump's text (not NUL-terminated, still JSON-escaped for strings). */
+struct span {
+	const char *p;
+	size_t n;
+};
+
+/* The fields of one record the analyses use; a field absent from the line is empty / has_* = 0. */
+struct heap_rec {
+	uint64_t address;   /* 0 for ROOT records */
+	struct span type;   /* "STRING", "CLASS", "ROOT", ... */
+	uint64_t class_addr;
+	struct span name;   /* CLASS/MODULE: the class path */
+	struct span real_class_name; /* CLASS: a singleton class's class ("Class", "Module") */
+	struct span file;   /* allocation site, when allocation tracing was on */
+	int64_t line, generation;
+	uint64_t memsize;
+	struct span refs;   /* the text inside "references":[ ... ] */
+	struct span value;  /* STRING: the (possibly truncated) value */
+	int64_t bytesize;
+	struct span root;   /* ROOT: which root */
+	unsigned has_file : 1, has_line : 1, has_generation : 1, has_memsize : 1, has_bytesize : 1, has_value : 1;
+};
+
+struct heap_stats {
+	uint64_t lines, records, bad, bytes;
+	uint64_t first_bad_line[3]; /* line numbers of the first bad lines, 0 if fewer */
+};
+
+/* Called per record; return non-zero to stop. */
+typedef int (*heap_fn)(const struct heap_rec *r, void *arg);
+
+/*
+ * Read path ("-" for standard input; gzip-compressed files are read
+ * transparently) and call fn for every record. Lines that are not a JSON
+ * object with the expected shape are counted in stats->bad and skipped.
+ * Returns 0, -errno, or ERR_BAD_FILE when no line at all was a record.
+ */
+int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *stats);
+
+/* Parse one line (without its newline); 0 if it is a record. Exposed for the fuzz target and tests. */
+int heap_parse_line(const char *p, size_t n, struct heap_rec *r);
+
+/* "0x7f0a..." -> number; 0 if not hex. */
+uint64_t heap_hex(struct span s);
+int span_eq(struct span s, const char *lit);
+
+#endif

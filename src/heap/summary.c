@@ -1,0 +1,221 @@
+/* summary.c: `heap summary`: a dump's objects and memsize grouped by type, class, location, file, gem or generation. */
+#include "summary.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+#include "../lib/map.h"
+#include "../lib/strtab.h"
+#include "../output/json.h"
+
+struct group {
+	uint64_t key; /* string id, class address or generation */
+	uint64_t count, memsize;
+};
+
+struct summary {
+	enum heap_by by;
+	struct strtab strs;
+	struct map index;   /* key -> group index + 1 */
+	struct group *g;
+	size_t n, cap;
+	struct map classes; /* class address -> name string id + 1 */
+	uint64_t count, memsize;
+	int err;
+};
+
+static uint32_t intern(struct summary *s, const char *p, size_t n)
+{
+	int64_t id = strtab_intern(&s->strs, p, n);
+	if (id < 0)
+		s->err = (int)id;
+	return id < 0 ? 0 : (uint32_t)id;
+}
+
+/* The gem a path belongs to: ".../gems/NAME-1.2.3/..." -> NAME; Ruby's own library; else the app. */
+static void gem_of(struct span f, char *out, size_t cap)
+{
+	const char *p = f.p, *end = f.p + f.n, *best = NULL;
+	for (const char *q = p; q + 6 <= end; q++)
+		if (!memcmp(q, "/gems/", 6))
+			best = q + 6;
+	if (best) {
+		const char *slash = memchr(best, '/', (size_t)(end - best)), *e = slash ? slash : end, *dash = NULL;
+		for (const char *q = best; q < e; q++)
+			if (*q == '-' && q + 1 < e && q[1] >= '0' && q[1] <= '9')
+				dash = q; /* the version starts after the last "-<digit>" */
+		snprintf(out, cap, "%.*s", (int)((dash ? dash : e) - best), best);
+		return;
+	}
+	if (f.n >= 10 && (!memcmp(p, "/usr/lib/ruby/", 14 < f.n ? 14 : f.n) || memmem(p, f.n, "/lib/ruby/", 10)))
+		snprintf(out, cap, "(ruby's library)");
+	else if (f.n && *p == '<')
+		snprintf(out, cap, "(ruby's core)");
+	else
+		snprintf(out, cap, "(application)");
+}
+
+static int add(struct summary *s, uint64_t key, uint64_t memsize)
+{
+	uint64_t *hit = map_get(&s->index, key);
+	size_t i;
+	if (hit) {
+		i = (size_t)*hit - 1;
+	} else {
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 256;
+			struct group *g = realloc(s->g, cap * sizeof(*g));
+			if (!g)
+				return -ENOMEM;
+			s->g = g;
+			s->cap = cap;
+		}
+		i = s->n++;
+		s->g[i] = (struct group){ key, 0, 0 };
+		if (map_put(&s->index, key, i + 1))
+			return -ENOMEM;
+	}
+	s->g[i].count++;
+	s->g[i].memsize += memsize;
+	return 0;
+}
+
+static int on_record(const struct heap_rec *r, void *arg)
+{
+	struct summary *s = arg;
+	char buf[1200];
+	if (span_eq(r->type, "ROOT"))
+		return 0;
+	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && r->address) {
+		if (r->name.n) {
+			map_put(&s->classes, r->address, (uint64_t)intern(s, r->name.p, r->name.n) + 1);
+		} else if (r->real_class_name.n) { /* a singleton class: the dump does not say whose */
+			int n = snprintf(buf, sizeof(buf), "(singleton class, a %.*s)", (int)(r->real_class_name.n < 200 ? r->real_class_name.n : 200),
+					 r->real_class_name.p);
+			map_put(&s->classes, r->address, (uint64_t)intern(s, buf, (size_t)n) + 1);
+		}
+	}
+	uint64_t key = 0;
+	switch (s->by) {
+	case HEAP_BY_TYPE: key = intern(s, r->type.p, r->type.n); break;
+	case HEAP_BY_CLASS: key = r->class_addr; break;
+	case HEAP_BY_GENERATION: key = r->has_generation ? (uint64_t)r->generation + 1 : 0; break;
+	case HEAP_BY_LOCATION:
+		if (r->has_file) {
+			int n = snprintf(buf, sizeof(buf), "%.*s:%lld", (int)(r->file.n < 1000 ? r->file.n : 1000), r->file.p,
+					 (long long)r->line);
+			key = (uint64_t)intern(s, buf, (size_t)n) + 1;
+		}
+		break;
+	case HEAP_BY_FILE:
+		if (r->has_file)
+			key = (uint64_t)intern(s, r->file.p, r->file.n) + 1;
+		break;
+	case HEAP_BY_GEM:
+		if (r->has_file) {
+			gem_of(r->file, buf, sizeof(buf));
+			key = (uint64_t)intern(s, buf, strlen(buf)) + 1;
+		}
+		break;
+	}
+	s->count++;
+	s->memsize += r->memsize;
+	if (add(s, key, r->memsize))
+		s->err = -ENOMEM;
+	return s->err;
+}
+
+static int by_memsize(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->memsize != y->memsize)
+		return x->memsize < y->memsize ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static void label(struct summary *s, const struct group *g, char *out, size_t cap)
+{
+	uint64_t *hit;
+	switch (s->by) {
+	case HEAP_BY_TYPE: snprintf(out, cap, "%s", strtab_get(&s->strs, (uint32_t)g->key)); break;
+	case HEAP_BY_CLASS:
+		if (!g->key)
+			snprintf(out, cap, "(no class: internal objects)");
+		else if ((hit = map_get(&s->classes, g->key)))
+			snprintf(out, cap, "%s", strtab_get(&s->strs, (uint32_t)(*hit - 1)));
+		else
+			snprintf(out, cap, "(anonymous class 0x%llx)", (unsigned long long)g->key);
+		break;
+	case HEAP_BY_GENERATION:
+		if (g->key)
+			snprintf(out, cap, "%lld", (long long)g->key - 1);
+		else
+			snprintf(out, cap, "(no allocation info)");
+		break;
+	default:
+		snprintf(out, cap, "%s", g->key ? strtab_get(&s->strs, (uint32_t)(g->key - 1)) : "(no allocation info)");
+	}
+}
+
+static const char *BY_NAMES[] = { "type", "class", "location", "file", "gem", "generation" };
+
+int heap_by_parse(const char *s, enum heap_by *by)
+{
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(s, BY_NAMES[i])) {
+			*by = (enum heap_by)i;
+			return 0;
+		}
+	return -1;
+}
+
+int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out, struct heap_stats *st)
+{
+	struct summary s = { .by = by };
+	strtab_init(&s.strs);
+	map_init(&s.index);
+	map_init(&s.classes);
+	int err = heap_read(path, on_record, &s, st);
+	if (!err)
+		err = s.err;
+	if (!err) {
+		qsort(s.g, s.n, sizeof(*s.g), by_memsize);
+		char l[1200];
+		if (json) {
+			fprintf(out, "{\"objects\":%llu,\"memsize\":%llu,\"bad_lines\":%llu,\"by\":\"%s\",\"groups\":[",
+				(unsigned long long)s.count, (unsigned long long)s.memsize, (unsigned long long)st->bad,
+				BY_NAMES[by]);
+			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
+				label(&s, &s.g[i], l, sizeof(l));
+				fprintf(out, "%s{\"key\":", i ? "," : "");
+				json_write_string(out, l);
+				fprintf(out, ",\"objects\":%llu,\"memsize\":%llu}", (unsigned long long)s.g[i].count,
+					(unsigned long long)s.g[i].memsize);
+			}
+			fputs("]}\n", out);
+		} else {
+			fprintf(out, "%llu objects, %llu bytes of memsize, by %s (%zu groups)\n\n",
+				(unsigned long long)s.count, (unsigned long long)s.memsize, BY_NAMES[by], s.n);
+			fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", "memsize", "%", BY_NAMES[by]);
+			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
+				label(&s, &s.g[i], l, sizeof(l));
+				fprintf(out, "%10llu %6.2f%% %14llu %6.2f%%  %s\n", (unsigned long long)s.g[i].count,
+					s.count ? 100.0 * (double)s.g[i].count / (double)s.count : 0,
+					(unsigned long long)s.g[i].memsize,
+					s.memsize ? 100.0 * (double)s.g[i].memsize / (double)s.memsize : 0, l);
+			}
+			if (top > 0 && s.n > (size_t)top)
+				fprintf(out, "(%zu more; --top 0 lists all)\n", s.n - (size_t)top);
+		}
+		if (fflush(out) || ferror(out))
+			err = -(errno ?: EIO);
+	}
+	free(s.g);
+	map_free(&s.index);
+	map_free(&s.classes);
+	strtab_free(&s.strs);
+	return err;
+}

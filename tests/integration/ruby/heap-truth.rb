@@ -1,0 +1,22 @@
+# heap-truth.rb: what `rbscope heap summary --by BY` must report for a dump, worked out with Ruby's own JSON
+# parser (slowly, record by record). Prints "key<TAB>objects<TAB>memsize" lines, sorted.
+# Usage: ruby heap-truth.rb DUMP BY   (BY: type, class or location)
+require "json"
+dump, by = ARGV
+recs = File.foreach(dump).map { |l| JSON.parse(l) }.reject { |r| r["type"] == "ROOT" }
+names = {}
+recs.each do |r|
+  next unless %w[CLASS MODULE].include?(r["type"])
+  names[r["address"]] = r["name"] || (r["real_class_name"] && "(singleton class, a #{r["real_class_name"]})")
+end
+groups = Hash.new { |h, k| h[k] = [0, 0] }
+recs.each do |r|
+  key = case by
+        when "type" then r["type"]
+        when "class" then r["class"] ? (names[r["class"]] || "(anonymous class #{r["class"]})") : "(no class: internal objects)"
+        when "location" then r["file"] ? "#{r["file"]}:#{r["line"]}" : "(no allocation info)"
+        end
+  groups[key][0] += 1
+  groups[key][1] += r["memsize"].to_i
+end
+groups.map { |k, (n, m)| "#{k}\t#{n}\t#{m}" }.sort.each { |l| puts l }
