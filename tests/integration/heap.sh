@@ -50,3 +50,26 @@ echo '[{"type":"STRING"}]' >"$work/array.json"
 check "heap: a JSON array instead of JSON lines: exit 8" test $rc = 8
 "$RBSCOPE" heap summary "$work/no-such.json" 2>"$work/e"; rc=$?
 check "heap: a missing file: non-zero exit, names it" sh -c "test $rc != 0 && grep -q 'no-such.json' '$work/e'"
+
+# The three-dump diff finds a planted leak exactly, and nothing transient, on every Ruby.
+lk=$top/tests/integration/ruby/leak.rb
+leak_line=$(grep -n '# LEAK$' "$lk" | cut -d: -f1)
+transient_line=$(grep -n '# TRANSIENT$' "$lk" | cut -d: -f1)
+for ver in 3.1 3.3 2.7; do
+	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap diff: ruby $ver: no Ruby here"; continue; }
+	d=$work/leak-$ver
+	mkdir -p "$d"
+	if [ "$root" = / ]; then
+		ruby "$lk" "$d"
+	else
+		mkdir -p "$root/tmp/rbscope-it/leak" && cp "$lk" "$root/tmp/rbscope-it/"
+		chroot "$root" ruby /tmp/rbscope-it/leak.rb /tmp/rbscope-it/leak && mv "$root"/tmp/rbscope-it/leak/d*.json "$d/"
+	fi
+	"$RBSCOPE" heap diff "$d/d1.json" "$d/d2.json" "$d/d3.json" --top 0 >"$work/diff-$ver.txt" 2>&1
+	check "heap diff: ruby $ver: the planted leak exactly: 200 Strings at leak.rb:$leak_line, first" \
+		sh -c "sed -n 4p '$work/diff-$ver.txt' | grep -Eq '^ +200 +[0-9]+ +[^ ]*leak\\.rb:$leak_line +String$'"
+	check "heap diff: ruby $ver: no transient String reported (leak.rb:$transient_line)" \
+		sh -c "! grep -Eq 'leak\\.rb:$transient_line +String' '$work/diff-$ver.txt'"
+done
+"$RBSCOPE" heap diff "$work/leak-3.1/d1.json" "$work/random.bin" >/dev/null 2>&1; rc=$?
+check "heap diff: a dump with no records: exit 8" test $rc = 8
