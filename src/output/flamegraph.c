@@ -8,6 +8,7 @@
 #include "../lib/map.h"
 #include "../ruby/walk.h"
 #include "output.h"
+#include "xml.h"
 
 #define FG_WIDTH 1200.0 /* drawing width in px, frames included */
 #define FG_PAD 10.0
@@ -172,22 +173,6 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	return 0;
 }
 
-static void xml_text(FILE *f, const char *s, size_t max)
-{
-	for (size_t i = 0; s[i] && i < max; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if (c >= 0x20 || c == '\t')
-				fputc(c, f);
-		}
-	}
-}
-
 static const char *IDLE[] = {
 	"Kernel#sleep", "Thread::Queue#pop", "Thread::Queue#shift", "Thread::Queue#deq", "Thread::SizedQueue#pop",
 	"Thread::SizedQueue#push", "Thread::Mutex#lock", "Thread::ConditionVariable#wait", "Thread#join",
@@ -322,7 +307,7 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 	      f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%d\" fill=\"#f8f8f0\"/>\n", FG_WIDTH, height);
 	fprintf(f, "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">", FG_WIDTH / 2);
-	xml_text(f, title, sizeof(title));
+	xml_write_text(f, title, sizeof(title));
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
 	static const char *names[] = { "Ruby", "C method", "GC", "idle (sleep, wait, I/O select)" };
@@ -355,11 +340,11 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 		fputs("<g class=\"f\"", f);
 		if (strstr(name, " (")) { /* the script takes the name from the title, up to " (" */
 			fputs(" data-n=\"", f);
-			xml_text(f, name, strlen(name));
+			xml_write_text(f, name, strlen(name));
 			fputc('"', f);
 		}
 		fputs("><title>", f);
-		xml_text(f, label, sizeof(label));
+		xml_write_text(f, label, sizeof(label));
 		fprintf(f, " \xe2\x80\x94 %s sample%s, %.2f%%</title>", n, nd->count == 1 ? "" : "s",
 			100.0 * (double)nd->count / (double)total);
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w,
@@ -368,9 +353,9 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 		fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + 12);
 		size_t len = strlen(name);
 		if (chars >= 3 && len <= (size_t)chars)
-			xml_text(f, name, len);
+			xml_write_text(f, name, len);
 		else if (chars >= 3) {
-			xml_text(f, name, (size_t)chars - 2);
+			xml_write_text(f, name, (size_t)chars - 2);
 			fputs("..", f);
 		}
 		fputs("</text></g>\n", f);

@@ -1,31 +1,20 @@
 /* html.c: one self-contained HTML report: the run's metadata, the flame graph and the summary tables. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "flamegraph.h"
 #include "output.h"
+#include "xml.h"
 
 #define HTML_ROWS 100 /* rows per summary table */
-
-static void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 static void meta_row(FILE *f, const char *key, const char *val)
 {
 	fprintf(f, "<tr><th>%s</th><td>", key);
-	html_text(f, val);
+	xml_write_text(f, val, SIZE_MAX);
 	fputs("</td></tr>\n", f);
 }
 
@@ -48,7 +37,7 @@ static int table(const struct profile *p, FILE *f, int by_line)
 		fprintf(f, "<tr><td>%.2f</td><td>%.2f</td><td>%llu</td><td>%llu</td><td>",
 			100.0 * (double)r->self / (double)total, 100.0 * (double)r->total / (double)total,
 			(unsigned long long)r->self, (unsigned long long)r->total);
-		html_text(f, label);
+		xml_write_text(f, label, SIZE_MAX);
 		fputs("</td></tr>\n", f);
 	}
 	if (n > HTML_ROWS)
@@ -71,7 +60,7 @@ static void threads(const struct profile *p, FILE *f)
 		for (uint64_t j = 0; j < p->nsamples; j++)
 			n += p->samples[j].tid == p->threads[i].tid;
 		fprintf(f, "<tr><td>%d</td><td>", p->threads[i].tid);
-		html_text(f, strtab_get(&p->strs, p->threads[i].name));
+		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
 		if (p->nsamples)
 			fprintf(f, "</td><td>%llu</td></tr>\n", (unsigned long long)n);
 		else
@@ -105,9 +94,9 @@ int output_html(const struct profile *p, FILE *f)
 	char title[512], buf[256];
 	flamegraph_title(p, title, sizeof(title));
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>rbscope: ", f);
-	html_text(f, title);
+	xml_write_text(f, title, SIZE_MAX);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n<h1>", STYLE);
-	html_text(f, title);
+	xml_write_text(f, title, SIZE_MAX);
 	fputs("</h1>\n<table class=\"meta\" id=\"meta\">\n", f);
 	meta_row(f, "command", strtab_get(&p->strs, p->command));
 	snprintf(buf, sizeof(buf), "%d", p->pid);

@@ -3,18 +3,7 @@
 
 #include <stdarg.h>
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if the bytes there are not one. */
-static int utf8_len(const unsigned char *p)
-{
-	int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
-		return 0; /* overlong, surrogate, or beyond U+10FFFF */
-	return n;
-}
+#include "../lib/utf8.h"
 
 void json_write_string(FILE *f, const char *s)
 {

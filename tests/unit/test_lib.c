@@ -11,6 +11,9 @@
 #include "lib/buf.h"
 #include "lib/map.h"
 #include "lib/strtab.h"
+#include "lib/utf8.h"
+#include "output/json.h"
+#include "output/xml.h"
 #include "proc/maps.h"
 
 static void test_buf_cap(void **state)
@@ -71,6 +74,43 @@ static void test_maps_parse(void **state)
 	maps_free(&m);
 }
 
+static void test_utf8(void **state)
+{
+	(void)state;
+	assert_int_equal(utf8_len((const unsigned char *)"a"), 1);
+	assert_int_equal(utf8_len((const unsigned char *)"\xc3\xa9"), 2);      /* é */
+	assert_int_equal(utf8_len((const unsigned char *)"\xe2\x80\x94"), 3);  /* — */
+	assert_int_equal(utf8_len((const unsigned char *)"\xf0\x9f\x92\x8e"), 4);
+	assert_int_equal(utf8_len((const unsigned char *)"\xc0\xaf"), 0);      /* overlong */
+	assert_int_equal(utf8_len((const unsigned char *)"\xed\xa0\x80"), 0);  /* surrogate */
+	assert_int_equal(utf8_len((const unsigned char *)"\xf5\x80\x80\x80"), 0); /* no such lead byte */
+	assert_int_equal(utf8_len((const unsigned char *)"\xe2\x80"), 0);      /* cut short by the NUL */
+}
+
+/* What a writer prints for s, as a string. */
+static char *written(size_t (*xml)(FILE *, const char *, size_t), const char *s, size_t max)
+{
+	static char out[256];
+	FILE *f = fmemopen(out, sizeof(out), "w");
+	if (xml)
+		xml(f, s, max);
+	else
+		json_write_string(f, s);
+	fclose(f);
+	return out;
+}
+
+static void test_escapers(void **state)
+{
+	(void)state;
+	assert_string_equal(written(xml_write_text, "a<b>&\"c\x01", 100), "a&lt;b&gt;&amp;&quot;c");
+	assert_string_equal(written(xml_write_text, "x\xffy", 100), "x&#xFFFD;y");
+	/* with 4 bytes allowed the dash (bytes 2..4) does not fit: it is left out whole, not cut */
+	assert_string_equal(written(xml_write_text, "ab\xe2\x80\x94" "c", 4), "ab");
+	assert_string_equal(written(xml_write_text, "ab\xe2\x80\x94" "c", 5), "ab\xe2\x80\x94");
+	assert_string_equal(written(NULL, "q\"\\\n\xff\xc3\xa9", 0), "\"q\\\"\\\\\\n\\ufffd\xc3\xa9\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -78,6 +118,8 @@ int main(void)
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_escapers),
 	};
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
 }
