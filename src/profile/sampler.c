@@ -23,6 +23,7 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 	s->profile = p;
 	s->process_frame = -1;
 	map_init(&s->frame_cache);
+	map_init(&s->threads_seen);
 	s->sample = malloc(sizeof(*s->sample));
 	s->stack_buf = malloc((WALK_MAX_FRAMES + 3) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
@@ -33,6 +34,7 @@ void sampler_free(struct sampler *s)
 	free(s->sample);
 	free(s->stack_buf);
 	map_free(&s->frame_cache);
+	map_free(&s->threads_seen);
 }
 
 static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
@@ -93,9 +95,14 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 				return (int)id;
 			s->stack_buf[n++] = (uint32_t)id;
 		}
-		const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
-		if ((err = profile_thread(s->profile, th->tid, tn)))
-			return err;
+		/* The profile's thread table changes only when a thread appears or is (re)named. */
+		uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
+		if (!(seen = map_get(&s->threads_seen, (uint32_t)th->tid)) || *seen != named) {
+			const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+			if ((err = profile_thread(s->profile, th->tid, tn)) ||
+			    (err = map_put(&s->threads_seen, (uint32_t)th->tid, named)))
+				return err;
+		}
 		int64_t st = profile_stack(s->profile, s->stack_buf, n);
 		if (st < 0)
 			return (int)st;

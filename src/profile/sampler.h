@@ -14,6 +14,7 @@ struct sampler {
 	struct profile *profile;
 	struct ruby_sample *sample;
 	struct map frame_cache; /* target frame hash -> profile frame id + 1 */
+	struct map threads_seen; /* tid -> its name as last given to the profile (see sampler_tick) */
 	uint32_t *stack_buf;
 	int64_t process_frame; /* --subprocesses: a profile frame at the root of every stack, or -1 */
 	int threads_root; /* --threads: a root frame per thread */
