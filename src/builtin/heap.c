@@ -23,18 +23,6 @@ const char usage_heap[] =
 	"In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
 	"File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }\n";
 
-/* Bad lines are not fatal: say how many and where the first ones are. */
-static void report_bad(const char *path, const struct heap_stats *st)
-{
-	if (!st->bad)
-		return;
-	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
-		(unsigned long long)st->bad, (unsigned long long)st->lines);
-	for (int i = 0; i < 3 && st->first_bad_line[i]; i++)
-		fprintf(stderr, "%s %llu", i ? "," : "", (unsigned long long)st->first_bad_line[i]);
-	fprintf(stderr, "); they were skipped\n");
-}
-
 static int cmd_heap_summary(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -70,7 +58,7 @@ static int cmd_heap_summary(int argc, char **argv)
 	const char *path = argv[optind];
 	struct heap_stats st;
 	int err = heap_summary(path, by, top, json, stdout, &st);
-	report_bad(path, &st);
+	heap_report_bad(path, &st); /* bad lines are not fatal */
 	if (err == ERR_BAD_FILE)
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;

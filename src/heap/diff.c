@@ -87,10 +87,9 @@ static int on_rec(const struct heap_rec *r, void *arg)
 	}
 	struct fresh *f = &d->v[d->n];
 	f->loc = 0;
-	if (r->has_file) {
-		char buf[1100];
-		int len = snprintf(buf, sizeof(buf), "%.*s:%lld", (int)(r->file.n < 1000 ? r->file.n : 1000), r->file.p,
-				   (long long)r->line);
+	char buf[1100];
+	int len = heap_location(r, buf, sizeof(buf));
+	if (len) {
 		int64_t s = strtab_intern(&d->strs, buf, (size_t)len);
 		f->loc = s < 0 ? 0 : (uint32_t)s;
 	}
@@ -129,9 +128,7 @@ int heap_diff(const char *const *paths, int npaths, int top, FILE *out)
 		err = heap_read(paths[i], on_rec, &d, &st);
 		if (!err)
 			err = d.err;
-		if (!err && st.bad)
-			fprintf(stderr, "rbscope: %s: %llu lines that are not heap records were skipped\n", paths[i],
-				(unsigned long long)st.bad);
+		heap_report_bad(paths[i], &st);
 		if (err == ERR_BAD_FILE)
 			fprintf(stderr, "rbscope: %s: no heap records in it\n", paths[i]);
 	}

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +33,25 @@ uint64_t heap_hex(struct span s)
 		v = v << 4 | (uint64_t)d;
 	}
 	return v;
+}
+
+int heap_location(const struct heap_rec *r, char *buf, size_t cap)
+{
+	if (!r->has_file)
+		return 0;
+	int n = snprintf(buf, cap, "%.*s:%lld", (int)(r->file.n < 1000 ? r->file.n : 1000), r->file.p, (long long)r->line);
+	return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
+}
+
+void heap_report_bad(const char *path, const struct heap_stats *st)
+{
+	if (!st->bad)
+		return;
+	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
+		(unsigned long long)st->bad, (unsigned long long)st->lines);
+	for (int i = 0; i < 3 && st->first_bad_line[i]; i++)
+		fprintf(stderr, "%s %llu", i ? "," : "", (unsigned long long)st->first_bad_line[i]);
+	fprintf(stderr, "); they were skipped\n");
 }
 
 /* The end of the JSON string starting after its opening quote at p, or NULL. */

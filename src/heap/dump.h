@@ -44,6 +44,11 @@ typedef int (*heap_fn)(const struct heap_rec *r, void *arg);
  */
 int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *stats);
 
+/* "file:line" of an object's allocation site into buf; its length, or 0 when the dump has none. */
+int heap_location(const struct heap_rec *r, char *buf, size_t cap);
+/* On stderr, when path had lines that are not records: how many, and the first ones' numbers. */
+void heap_report_bad(const char *path, const struct heap_stats *st);
+
 /* Parse one line (without its newline); 0 if it is a record. Exposed for the fuzz target and tests. */
 int heap_parse_line(const char *p, size_t n, struct heap_rec *r);
 

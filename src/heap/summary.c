@@ -99,16 +99,14 @@ static int on_record(const struct heap_rec *r, void *arg)
 		}
 	}
 	uint64_t key = 0;
+	int n;
 	switch (s->by) {
 	case HEAP_BY_TYPE: key = intern(s, r->type.p, r->type.n); break;
 	case HEAP_BY_CLASS: key = r->class_addr; break;
 	case HEAP_BY_GENERATION: key = r->has_generation ? (uint64_t)r->generation + 1 : 0; break;
 	case HEAP_BY_LOCATION:
-		if (r->has_file) {
-			int n = snprintf(buf, sizeof(buf), "%.*s:%lld", (int)(r->file.n < 1000 ? r->file.n : 1000), r->file.p,
-					 (long long)r->line);
+		if ((n = heap_location(r, buf, sizeof(buf))))
 			key = (uint64_t)intern(s, buf, (size_t)n) + 1;
-		}
 		break;
 	case HEAP_BY_FILE:
 		if (r->has_file)
