@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/map.h"
 #include "flamegraph.h"
 #include "output.h"
 #include "xml.h"
@@ -55,10 +56,18 @@ static void threads(const struct profile *p, FILE *f)
 	fputs("<h2>Threads</h2>\n<table class=\"summary\" id=\"threads\"><thead><tr><th>tid</th><th>name</th>"
 	      "<th>samples</th></tr></thead><tbody>\n",
 	      f);
+	/* Samples per thread, in one pass over the samples. */
+	struct map counts;
+	map_init(&counts);
+	for (uint64_t j = 0; j < p->nsamples; j++) {
+		uint64_t *c = map_get(&counts, (uint32_t)p->samples[j].tid);
+		if (c)
+			++*c;
+		else
+			map_put(&counts, (uint32_t)p->samples[j].tid, 1);
+	}
 	for (uint32_t i = 0; i < p->nthreads; i++) {
-		uint64_t n = 0;
-		for (uint64_t j = 0; j < p->nsamples; j++)
-			n += p->samples[j].tid == p->threads[i].tid;
+		uint64_t *c = map_get(&counts, (uint32_t)p->threads[i].tid), n = c ? *c : 0;
 		fprintf(f, "<tr><td>%d</td><td>", p->threads[i].tid);
 		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
 		if (p->nsamples)
@@ -67,6 +76,7 @@ static void threads(const struct profile *p, FILE *f)
 			fputs("</td><td>-</td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
+	map_free(&counts);
 }
 
 static const char STYLE[] =
