@@ -28,7 +28,7 @@ struct fg_tree {
 	uint32_t *func_of_frame; /* frame id -> function (name + path) */
 	uint32_t *func_frame;    /* function -> a representative frame */
 	uint32_t *func_rank;     /* function -> its place in label order */
-	uint32_t nfuncs, max_depth;
+	uint32_t nfuncs;
 };
 
 static void tree_free(struct fg_tree *t)
@@ -99,8 +99,6 @@ static int64_t child(struct fg_tree *t, struct map *m, uint32_t parent, uint32_t
 	}
 	uint32_t id = t->len++;
 	t->n[id] = (struct fg_node){ parent, func, t->n[parent].depth + 1, 0, 0, 0, 0 };
-	if (t->n[id].depth > t->max_depth)
-		t->max_depth = t->n[id].depth;
 	int err = map_put(m, key, id);
 	return err ? (int64_t)err : (int64_t)id;
 }
