@@ -70,6 +70,40 @@ static const char *string_end(const char *p, const char *end)
 	}
 }
 
+/* Whether q (just after a string value) is where a record goes on: ", \"key\":", or "}" ending the line. */
+static int continues(const char *q, const char *end)
+{
+	while (q < end && *q == ' ')
+		q++;
+	if (q < end && *q == '}') {
+		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r'); q++)
+			;
+		return q == end;
+	}
+	if (q >= end || *q != ',')
+		return 0;
+	for (q++; q < end && *q == ' '; q++)
+		;
+	if (q >= end || *q != '"')
+		return 0;
+	const char *k = ++q;
+	while (q < end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_'))
+		q++;
+	return q > k && q + 1 < end && q[0] == '"' && q[1] == ':';
+}
+
+/* The end of a string value Ruby may have written unescaped: the first quote the record goes on after. */
+static const char *value_end(const char *p, const char *end)
+{
+	const char *q = string_end(p, end);
+	if (q && continues(q + 1, end))
+		return q;
+	for (q = p; (q = memchr(q, '"', (size_t)(end - q))); q++)
+		if (continues(q + 1, end))
+			return q;
+	return NULL;
+}
+
 /* Skip a value that is not a string: number, literal, array or object (arrays hold strings only). */
 static const char *skip_value(const char *p, const char *end)
 {
@@ -129,7 +163,7 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 		if (p >= end)
 			return -1;
 		if (*p == '"') {
-			const char *v = p + 1, *ve = string_end(v, end);
+			const char *v = p + 1, *ve = value_end(v, end);
 			if (!ve)
 				return -1;
 			struct span s = { v, (size_t)(ve - v) };
@@ -170,6 +204,8 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 			p = q + 1;
 			continue;
 		}
+		if (*p == 't' && span_eq(key, "shared"))
+			r->shared = 1;
 		if ((*p >= '0' && *p <= '9') || *p == '-') {
 			int ok;
 			int64_t v = number(p, end, &ok);

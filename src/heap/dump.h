@@ -26,6 +26,7 @@ struct heap_rec {
 	int64_t bytesize;
 	struct span root;   /* ROOT: which root */
 	unsigned has_file : 1, has_line : 1, has_generation : 1, has_memsize : 1, has_bytesize : 1, has_value : 1;
+	unsigned shared : 1; /* STRING: "shared":true, its bytes belong to another string (and it has no value) */
 };
 
 struct heap_stats {
@@ -49,7 +50,13 @@ int heap_location(const struct heap_rec *r, char *buf, size_t cap);
 /* On stderr, when path had lines that are not records: how many, and the first ones' numbers. */
 void heap_report_bad(const char *path, const struct heap_stats *st);
 
-/* Parse one line (without its newline); 0 if it is a record. Exposed for the fuzz target and tests. */
+/*
+ * Parse one line (without its newline); 0 if it is a record. Exposed for the
+ * fuzz target and tests. Ruby writes some strings unescaped ("file" in every
+ * version; class names before 3.2; "struct"): a string whose closing quote is
+ * not followed by the next key or the end of the record is read up to the
+ * first quote that is, so a path holding '"' or ending in '\' still parses.
+ */
 int heap_parse_line(const char *p, size_t n, struct heap_rec *r);
 
 /* "0x7f0a..." -> number; 0 if not hex. */
