@@ -1,0 +1,336 @@
+/* graph.c: a heap dump's object graph in compact form: dense node numbers, each node's references as u32 runs. */
+#include "graph.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+
+#define ROOTED (HEAP_NONE - 1) /* path: a node a root names */
+#define MAX_NODES (HEAP_NONE - 2)
+
+static int grow(void *pp, size_t size, size_t cap)
+{
+	void **p = pp, *q = realloc(*p, size * cap);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	return 0;
+}
+
+static int grow_nodes(struct heap_graph *g)
+{
+	size_t cap = g->cap ? (size_t)g->cap * 2 : 1u << 16;
+	if (cap > MAX_NODES)
+		cap = MAX_NODES;
+	if (cap <= g->n)
+		return -E2BIG;
+	if (grow(&g->addr, 8, cap) || grow(&g->memsize, 8, cap) || grow(&g->eoff, 4, cap) || grow(&g->ecnt, 4, cap) ||
+	    grow(&g->cls, 4, cap) || grow(&g->loc, 4, cap) || grow(&g->type, 1, cap))
+		return -ENOMEM;
+	g->cap = (uint32_t)cap;
+	return 0;
+}
+
+static size_t slot_of(const struct heap_graph *g, uint64_t addr)
+{
+	size_t mask = g->scap - 1, i = map_hash64(addr) & mask;
+	while (g->slots[i] && g->addr[g->slots[i] - 1] != addr)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Keep the address hash at most 3/4 full. */
+static int grow_slots(struct heap_graph *g)
+{
+	size_t cap = g->scap ? g->scap * 2 : 1u << 17;
+	uint32_t *old = g->slots;
+	size_t oldcap = g->scap;
+	if (!(g->slots = calloc(cap, sizeof(*g->slots)))) {
+		g->slots = old;
+		return -ENOMEM;
+	}
+	g->scap = cap;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i])
+			g->slots[slot_of(g, g->addr[old[i] - 1])] = old[i];
+	free(old);
+	return 0;
+}
+
+uint32_t heap_graph_find(const struct heap_graph *g, uint64_t addr)
+{
+	if (!g->scap)
+		return HEAP_NONE;
+	uint32_t s = g->slots[slot_of(g, addr)];
+	return s ? s - 1 : HEAP_NONE;
+}
+
+/* The node of addr, made if new; HEAP_NONE (and g->err) when out of memory or nodes. */
+static uint32_t node_of(struct heap_graph *g, uint64_t addr)
+{
+	if ((size_t)(g->n + 1) * 4 > g->scap * 3 && (g->err = grow_slots(g)))
+		return HEAP_NONE;
+	size_t i = slot_of(g, addr);
+	if (g->slots[i])
+		return g->slots[i] - 1;
+	if (g->n == g->cap && (g->err = grow_nodes(g)))
+		return HEAP_NONE;
+	uint32_t v = g->n++;
+	g->addr[v] = addr;
+	g->memsize[v] = 0;
+	g->eoff[v] = g->ecnt[v] = 0;
+	g->cls[v] = HEAP_NONE;
+	g->loc[v] = 0;
+	g->type[v] = 0;
+	g->slots[i] = v + 1;
+	return v;
+}
+
+/* The index of name in tab (interned in g->strs), added if new; 0 when the table is full or out of memory. */
+static int name_index(struct heap_graph *g, uint32_t *tab, int *n, struct span name)
+{
+	for (int i = 1; i < *n; i++)
+		if (span_eq(name, strtab_get(&g->strs, tab[i])))
+			return i;
+	if (*n == 0)
+		*n = 1; /* 0 means none */
+	if (*n >= 255) /* the 255th and later names share a slot: no dump has that many types */
+		name = (struct span){ "(other)", 7 };
+	int64_t id = strtab_intern(&g->strs, name.p, name.n);
+	if (id < 0) {
+		g->err = (int)id;
+		return 0;
+	}
+	if (*n == 256)
+		return 255;
+	tab[*n] = (uint32_t)id;
+	return (*n)++;
+}
+
+static int hexdigit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Call add(g, node, arg) for every "0x..." address in a references list; stops at g->err. */
+static void each_ref(struct heap_graph *g, struct span refs, void (*add)(struct heap_graph *, uint32_t, int), int arg)
+{
+	const char *p = refs.p, *e = refs.p + refs.n;
+	while (p < e && !g->err) {
+		const char *x = memchr(p, 'x', (size_t)(e - p));
+		if (!x)
+			break;
+		uint64_t a = 0;
+		int d, digits = 0;
+		for (p = x + 1; p < e && (d = hexdigit(*p)) >= 0; p++, digits++)
+			a = a << 4 | (uint64_t)d;
+		if (digits && digits <= 16 && a) {
+			uint32_t v = node_of(g, a);
+			if (v != HEAP_NONE)
+				add(g, v, arg);
+		}
+	}
+}
+
+static void add_edge(struct heap_graph *g, uint32_t v, int unused)
+{
+	(void)unused;
+	if (g->nedges == g->ecap) {
+		size_t cap = g->ecap ? g->ecap * 2 : 1u << 18;
+		if (cap > UINT32_MAX)
+			cap = UINT32_MAX;
+		if (cap <= g->nedges) {
+			g->err = -E2BIG;
+			return;
+		}
+		if ((g->err = grow(&g->edges, 4, cap)))
+			return;
+		g->ecap = cap;
+	}
+	g->edges[g->nedges++] = v;
+}
+
+static void add_root(struct heap_graph *g, uint32_t v, int kind)
+{
+	if (g->nroots == g->rcap) {
+		size_t cap = g->rcap ? g->rcap * 2 : 1024;
+		if ((g->err = grow(&g->roots, 4, cap)) || (g->err = grow(&g->root_kind, 1, cap)))
+			return;
+		g->rcap = cap;
+	}
+	g->roots[g->nroots] = v;
+	g->root_kind[g->nroots++] = (uint8_t)kind;
+}
+
+/* A class's or module's name, or for a singleton class what it is a singleton of, as summary words it. */
+static void add_name(struct heap_graph *g, uint32_t v, const struct heap_rec *r)
+{
+	char buf[256];
+	int64_t id;
+	if (r->name.n)
+		id = strtab_intern(&g->strs, r->name.p, r->name.n);
+	else if (r->real_class_name.n)
+		id = strtab_intern(&g->strs, buf,
+				   (size_t)snprintf(buf, sizeof(buf), "(singleton class, a %.*s)",
+						    (int)(r->real_class_name.n < 200 ? r->real_class_name.n : 200),
+						    r->real_class_name.p));
+	else
+		return;
+	if (id < 0 || map_put(&g->names, v, (uint64_t)id + 1))
+		g->err = id < 0 ? (int)id : -ENOMEM;
+}
+
+static int on_record(const struct heap_rec *r, void *arg)
+{
+	struct heap_graph *g = arg;
+	if (span_eq(r->type, "ROOT")) {
+		int kind = name_index(g, g->kinds, &g->nkinds, r->root.n ? r->root : (struct span){ "?", 1 });
+		each_ref(g, r->refs, add_root, kind);
+		return g->err;
+	}
+	if (!r->address)
+		return 0;
+	if (span_eq(r->type, "SHAPE") || span_eq(r->type, "NONE")) {
+		g->skipped++;
+		g->skipped_memsize += r->memsize;
+		return 0;
+	}
+	uint32_t v = node_of(g, r->address);
+	if (v == HEAP_NONE)
+		return g->err;
+	if (g->type[v]) {
+		g->duplicates++; /* the first record of an address wins */
+		return 0;
+	}
+	int t = name_index(g, g->types, &g->ntypes, r->type);
+	uint32_t cls = r->class_addr ? node_of(g, r->class_addr) : HEAP_NONE;
+	char buf[1200];
+	int n = heap_location(r, buf, sizeof(buf));
+	int64_t loc = n ? strtab_intern(&g->strs, buf, (size_t)n) : 0;
+	if (loc < 0)
+		g->err = (int)loc;
+	if (g->err)
+		return g->err;
+	g->type[v] = (uint8_t)t;
+	g->memsize[v] = r->memsize;
+	g->cls[v] = cls;
+	g->loc[v] = (uint32_t)loc;
+	g->eoff[v] = (uint32_t)g->nedges;
+	each_ref(g, r->refs, add_edge, 0);
+	g->ecnt[v] = (uint32_t)(g->nedges - g->eoff[v]);
+	if (span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE"))
+		add_name(g, v, r);
+	g->objects++;
+	return g->err;
+}
+
+int heap_graph_load(struct heap_graph *g, const char *path, struct heap_stats *st)
+{
+	memset(g, 0, sizeof(*g));
+	map_init(&g->names);
+	int err = strtab_init(&g->strs);
+	if (!err)
+		err = heap_read(path, on_record, g, st);
+	if (g->err)
+		err = g->err;
+	return err;
+}
+
+void heap_graph_free(struct heap_graph *g)
+{
+	free(g->addr);
+	free(g->memsize);
+	free(g->eoff);
+	free(g->ecnt);
+	free(g->cls);
+	free(g->loc);
+	free(g->type);
+	free(g->edges);
+	free(g->roots);
+	free(g->root_kind);
+	free(g->slots);
+	strtab_free(&g->strs);
+	map_free(&g->names);
+	memset(g, 0, sizeof(*g));
+}
+
+const char *heap_graph_type(const struct heap_graph *g, uint32_t v)
+{
+	return g->type[v] ? strtab_get(&g->strs, g->types[g->type[v]]) : "";
+}
+
+const char *heap_graph_location(const struct heap_graph *g, uint32_t v)
+{
+	return strtab_get(&g->strs, g->loc[v]);
+}
+
+void heap_graph_class_label(const struct heap_graph *g, uint32_t cls, char *buf, size_t cap)
+{
+	uint64_t *name = cls == HEAP_NONE ? NULL : map_get(&g->names, cls);
+	if (cls == HEAP_NONE)
+		snprintf(buf, cap, "(no class: internal objects)");
+	else if (name)
+		snprintf(buf, cap, "%s", strtab_get(&g->strs, (uint32_t)(*name - 1)));
+	else
+		snprintf(buf, cap, "(anonymous class 0x%llx)", (unsigned long long)g->addr[cls]);
+}
+
+void heap_graph_label(const struct heap_graph *g, uint32_t v, char *buf, size_t cap)
+{
+	const char *t = heap_graph_type(g, v);
+	uint64_t *name = map_get(&g->names, v);
+	if (name && (!strcmp(t, "CLASS") || !strcmp(t, "MODULE")))
+		snprintf(buf, cap, "%s", strtab_get(&g->strs, (uint32_t)(*name - 1)));
+	else if (!g->type[v])
+		snprintf(buf, cap, "(not in the dump)");
+	else
+		heap_graph_class_label(g, g->cls[v], buf, cap);
+}
+
+long heap_graph_path(const struct heap_graph *g, uint32_t to, uint32_t *out, const char **root_kind)
+{
+	uint32_t *parent = malloc((size_t)g->n * sizeof(*parent)), *queue = malloc((size_t)g->n * sizeof(*queue));
+	long len = 0;
+	if (!parent || !queue) {
+		free(parent);
+		free(queue);
+		return -ENOMEM;
+	}
+	memset(parent, 0xff, (size_t)g->n * sizeof(*parent));
+	size_t head = 0, tail = 0;
+	for (size_t i = 0; i < g->nroots && parent[to] == HEAP_NONE; i++)
+		if (parent[g->roots[i]] == HEAP_NONE) {
+			parent[g->roots[i]] = ROOTED;
+			queue[tail++] = g->roots[i];
+		}
+	while (head < tail && parent[to] == HEAP_NONE) {
+		uint32_t v = queue[head++];
+		for (uint32_t i = 0; i < g->ecnt[v]; i++) {
+			uint32_t w = g->edges[g->eoff[v] + i];
+			if (parent[w] == HEAP_NONE) {
+				parent[w] = v;
+				queue[tail++] = w;
+			}
+		}
+	}
+	if (parent[to] != HEAP_NONE) {
+		for (uint32_t v = to; v != ROOTED; v = parent[v])
+			out[len++] = v;
+		for (long i = 0; i < len / 2; i++) {
+			uint32_t t = out[i];
+			out[i] = out[len - 1 - i];
+			out[len - 1 - i] = t;
+		}
+		for (size_t i = 0; i < g->nroots; i++)
+			if (g->roots[i] == out[0]) {
+				*root_kind = strtab_get(&g->strs, g->kinds[g->root_kind[i]]);
+				break;
+			}
+	}
+	free(parent);
+	free(queue);
+	return len;
+}

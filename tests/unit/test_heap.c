@@ -1,0 +1,215 @@
+/* test_heap.c: the heap-dump line parser on what real Rubies write, and the dominator tree against brute force. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "heap/dominators.h"
+#include "heap/dump.h"
+
+static int parse(const char *line, struct heap_rec *r)
+{
+	return heap_parse_line(line, strlen(line), r);
+}
+
+static void assert_span(struct span s, const char *want)
+{
+	assert_int_equal(s.n, strlen(want));
+	assert_memory_equal(s.p, want, s.n);
+}
+
+static void test_parse_record(void **state)
+{
+	(void)state;
+	struct heap_rec r;
+	assert_int_equal(parse("{\"address\":\"0x7f3afc1b4f48\", \"type\":\"STRING\", \"shape_id\":0, \"slot_size\":40, "
+			       "\"class\":\"0x7f3afc1bffd8\", \"bytesize\":5, \"value\":\"a\\\"b\\\\c\", \"encoding\":\"UTF-8\", "
+			       "\"file\":\"/app/x.rb\", \"line\":12, \"generation\":7, \"memsize\":40, "
+			       "\"flags\":{\"wb_protected\":true}}", &r), 0);
+	assert_int_equal(r.address, 0x7f3afc1b4f48);
+	assert_span(r.type, "STRING");
+	assert_int_equal(r.class_addr, 0x7f3afc1bffd8);
+	assert_span(r.value, "a\\\"b\\\\c");
+	assert_span(r.file, "/app/x.rb");
+	assert_int_equal(r.line, 12);
+	assert_int_equal(r.memsize, 40);
+	assert_false(r.shared);
+	assert_int_equal(parse("{\"address\":\"0x10\", \"type\":\"STRING\", \"shared\":true, \"references\":[\"0x20\"]}", &r), 0);
+	assert_true(r.shared);
+	assert_span(r.refs, "\"0x20\"");
+	/* Ruby 3.3: shapes */
+	assert_int_equal(parse("{\"address\":\"0x7f3afac00028\", \"type\":\"SHAPE\", \"id\":1, \"parent_id\":0, \"depth\":1, "
+			       "\"shape_type\":\"IVAR\", \"edge_name\":\"@i\", \"edges\":3, \"memsize\":128}", &r), 0);
+	assert_span(r.type, "SHAPE");
+	assert_int_equal(r.memsize, 128);
+}
+
+/* Ruby writes "file" (and class names before 3.2) without escaping them. */
+static void test_parse_unescaped(void **state)
+{
+	(void)state;
+	struct heap_rec r;
+	assert_int_equal(parse("{\"address\":\"0x10\", \"type\":\"OBJECT\", \"file\":\"/tmp/a\"b.rb\", \"line\":3, \"memsize\":40}", &r), 0);
+	assert_span(r.file, "/tmp/a\"b.rb");
+	assert_int_equal(r.line, 3);
+	assert_int_equal(r.memsize, 40);
+	assert_int_equal(parse("{\"address\":\"0x10\", \"type\":\"OBJECT\", \"file\":\"C:\\dir\\\", \"line\":4, \"memsize\":8}", &r), 0);
+	assert_span(r.file, "C:\\dir\\");
+	assert_int_equal(r.line, 4);
+	assert_int_equal(parse("{\"address\":\"0x10\", \"type\":\"CLASS\", \"name\":\"We\"ird\"}", &r), 0);
+	assert_span(r.name, "We\"ird");
+	assert_int_equal(parse("{\"address\":\"0x10\", \"type\":\"OBJECT\", \"file\":\"/x\\\"}", &r), 0);
+	assert_span(r.file, "/x\\");
+}
+
+static void test_parse_bad(void **state)
+{
+	(void)state;
+	struct heap_rec r;
+	const char *bad[] = { "", "not json", "[1,2,3]", "{\"type\":\"STRING\"", "{\"type\":\"STRING\", \"value\":\"abc}",
+			      "{\"address\":\"0x10\"}", "{\"type\":", "{\"references\":[\"0x1\"", "{\"type\":\"X\", 12}" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_not_equal(parse(bad[i], &r), 0);
+}
+
+struct graph {
+	uint32_t n, *eoff, *ecnt, *edges, *roots;
+	size_t nroots;
+};
+
+static void random_graph(struct graph *g, uint32_t n, uint32_t m, uint32_t nroots, unsigned seed)
+{
+	srand(seed);
+	g->n = n;
+	g->eoff = calloc(n, 4);
+	g->ecnt = calloc(n, 4);
+	g->edges = calloc(m + 1, 4);
+	g->roots = calloc(nroots + 1, 4);
+	g->nroots = nroots;
+	for (uint32_t i = 0; i < nroots; i++)
+		g->roots[i] = (uint32_t)rand() % n;
+	uint32_t e = 0;
+	for (uint32_t v = 0; v < n; v++) { /* edges grouped by source, sources in random amounts */
+		g->eoff[v] = e;
+		uint32_t k = v == n - 1 ? m - e : (uint32_t)rand() % (2 * m / n + 1);
+		for (uint32_t j = 0; j < k && e < m; j++)
+			g->edges[e++] = (uint32_t)rand() % n;
+		g->ecnt[v] = e - g->eoff[v];
+	}
+}
+
+static void free_graph(struct graph *g)
+{
+	free(g->eoff);
+	free(g->ecnt);
+	free(g->edges);
+	free(g->roots);
+}
+
+/* Which nodes the roots reach without going through `without` (UINT32_MAX: none). */
+static void reach(const struct graph *g, uint32_t without, char *seen)
+{
+	uint32_t *queue = malloc(g->n * 4), head = 0, tail = 0;
+	memset(seen, 0, g->n);
+	for (size_t i = 0; i < g->nroots; i++)
+		if (g->roots[i] != without && !seen[g->roots[i]]) {
+			seen[g->roots[i]] = 1;
+			queue[tail++] = g->roots[i];
+		}
+	while (head < tail) {
+		uint32_t v = queue[head++];
+		for (uint32_t i = 0; i < g->ecnt[v]; i++) {
+			uint32_t w = g->edges[g->eoff[v] + i];
+			if (w != without && !seen[w]) {
+				seen[w] = 1;
+				queue[tail++] = w;
+			}
+		}
+	}
+	free(queue);
+}
+
+/* Dominators by definition: u dominates v if v is unreachable without u; the immediate one has the most dominators. */
+static void check_against_brute_force(const struct graph *g)
+{
+	struct heap_dom d;
+	assert_int_equal(heap_dom_build(&d, g->n, g->eoff, g->ecnt, g->edges, g->roots, g->nroots), 0);
+	char *all = malloc(g->n), *dom = calloc((size_t)g->n * g->n, 1), *seen = malloc(g->n);
+	uint32_t *ndom = calloc(g->n, 4);
+	reach(g, UINT32_MAX, all);
+	for (uint32_t u = 0; u < g->n; u++) {
+		reach(g, u, seen);
+		for (uint32_t v = 0; v < g->n; v++)
+			if (all[v] && v != u && !seen[v]) {
+				dom[(size_t)v * g->n + u] = 1;
+				ndom[v]++;
+			}
+	}
+	for (uint32_t v = 0; v < g->n; v++) {
+		assert_int_equal(!!d.num[v], all[v]);
+		if (!all[v])
+			continue;
+		uint32_t best = UINT32_MAX;
+		for (uint32_t u = 0; u < g->n; u++)
+			if (dom[(size_t)v * g->n + u] && (best == UINT32_MAX || ndom[u] > ndom[best]))
+				best = u;
+		uint32_t want = best == UINT32_MAX ? 1 : d.num[best];
+		assert_int_equal(d.idom[d.num[v]], want);
+		assert_true(d.idom[d.num[v]] < d.num[v]);
+		assert_int_equal(d.order[d.num[v]], v);
+	}
+	heap_dom_free(&d);
+	free(all);
+	free(dom);
+	free(seen);
+	free(ndom);
+}
+
+static void test_dominators_random(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 300; seed++) {
+		struct graph g;
+		uint32_t n = 2 + seed % 60;
+		random_graph(&g, n, n * (1 + seed % 4), 1 + seed % 3, seed);
+		check_against_brute_force(&g);
+		free_graph(&g);
+	}
+}
+
+/* A linked list of two million objects: no recursion anywhere, each dominated by the one before. */
+static void test_dominators_deep(void **state)
+{
+	(void)state;
+	uint32_t n = 2000000, root = 0;
+	uint32_t *eoff = malloc(n * 4), *ecnt = malloc(n * 4), *edges = malloc(n * 4);
+	for (uint32_t v = 0; v < n; v++) {
+		eoff[v] = v;
+		ecnt[v] = v + 1 < n;
+		edges[v] = v + 1;
+	}
+	struct heap_dom d;
+	assert_int_equal(heap_dom_build(&d, n, eoff, ecnt, edges, &root, 1), 0);
+	assert_int_equal(d.count, n + 1);
+	for (uint32_t a = 2; a <= d.count; a++)
+		assert_true(d.idom[a] == a - 1 && d.order[a] == a - 2);
+	heap_dom_free(&d);
+	free(eoff);
+	free(ecnt);
+	free(edges);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_record),
+		cmocka_unit_test(test_parse_unescaped),
+		cmocka_unit_test(test_parse_bad),
+		cmocka_unit_test(test_dominators_random),
+		cmocka_unit_test(test_dominators_deep),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
