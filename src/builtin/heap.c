@@ -1,4 +1,5 @@
 /* heap.c: `rbscope heap`, analyse ObjectSpace.dump_all heap dumps. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,12 +7,18 @@
 
 #include "../builtin.h"
 #include "../heap/diff.h"
+#include "../heap/path.h"
+#include "../heap/retained.h"
+#include "../heap/strings.h"
 #include "../heap/summary.h"
 #include "../lib/err.h"
 
 const char usage_heap[] =
 	"usage: rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
 	"   or: rbscope heap diff BEFORE AFTER [LATER] [--top N]\n"
+	"   or: rbscope heap path DUMP ADDRESS\n"
+	"   or: rbscope heap retained DUMP [--by class|location] [--top N] [--json]\n"
+	"   or: rbscope heap strings DUMP [--top N] [--json]\n"
 	"\n"
 	"Analyse a heap dump written by ObjectSpace.dump_all (JSON lines; .gz read as is; - for stdin).\n"
 	"\n"
@@ -19,6 +26,12 @@ const char usage_heap[] =
 	"  diff      objects allocated after BEFORE and alive in AFTER (and in LATER: the three-dump way to\n"
 	"            find leaks), by allocation site and class; the same object means the same address,\n"
 	"            type and allocation (generation, file, line), so reused slots are not leaks\n"
+	"  path      the shortest chain of references from a root to the object at ADDRESS; exit 8 when\n"
+	"            the dump has no such object, 10 when no root reaches it\n"
+	"  retained  the objects that keep the most memory alive: an object's retained size is the memsize\n"
+	"            of all that no root reaches except through it (dominator tree); by class or location,\n"
+	"            a group sums its members that no other member dominates, so nothing counts twice\n"
+	"  strings   values held by more than one String: copies, bytes wasted (bytesize x (copies - 1))\n"
 	"\n"
 	"In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
 	"File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }\n";
@@ -59,6 +72,133 @@ static int cmd_heap_summary(int argc, char **argv)
 	struct heap_stats st;
 	int err = heap_summary(path, by, top, json, stdout, &st);
 	heap_report_bad(path, &st); /* bad lines are not fatal */
+	if (err == ERR_BAD_FILE)
+		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+}
+
+/* Options shared by the commands that take only --help; 0 to go on, or the exit code. */
+static int only_help(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_heap, stdout);
+			return EXIT_OK;
+		}
+		fputs(usage_heap, stderr);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int cmd_heap_path(int argc, char **argv)
+{
+	int rc = only_help(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind + 2 != argc) {
+		fputs(usage_heap, stderr);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind], *a = argv[optind + 1];
+	char *end;
+	errno = 0;
+	unsigned long long addr = strtoull(a, &end, 16);
+	if (!*a || *end || errno || !addr || *a == '-')
+		return error("'%s' is not an address (0x7f0a12345678, as in the dump)", a), EXIT_USAGE;
+	struct heap_stats st;
+	int err = heap_path(path, addr, stdout, &st);
+	heap_report_bad(path, &st);
+	if (err == ERR_BAD_FILE)
+		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	if (err == ERR_NOT_FOUND)
+		return error("%s: no object at 0x%llx in the dump", path, addr), err_exit_code(err);
+	if (err == ERR_UNREACHABLE)
+		return error("%s: 0x%llx is in the dump but no root reaches it through the dump's references", path, addr),
+		       err_exit_code(err);
+	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+}
+
+static int cmd_heap_retained(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "by", required_argument, NULL, 'b' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum heap_retained_by by = HEAP_RETAINED_OBJECTS;
+	int c, top = 20, json = 0;
+	char *end;
+	while ((c = getopt_long(argc, argv, "b:n:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (!strcmp(optarg, "class"))
+				by = HEAP_RETAINED_CLASS;
+			else if (!strcmp(optarg, "location"))
+				by = HEAP_RETAINED_LOCATION;
+			else
+				return error("--by takes class or location"), EXIT_USAGE;
+			break;
+		case 'n':
+			top = (int)strtol(optarg, &end, 10);
+			if (*end || top < 0)
+				return error("--top takes a number (0: all)"), EXIT_USAGE;
+			break;
+		case 'j': json = 1; break;
+		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
+		default: fputs(usage_heap, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs(usage_heap, stderr);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	struct heap_stats st;
+	int err = heap_retained(path, by, top, json, stdout, &st);
+	heap_report_bad(path, &st);
+	if (err == ERR_BAD_FILE)
+		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+}
+
+static int cmd_heap_strings(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c, top = 20, json = 0;
+	char *end;
+	while ((c = getopt_long(argc, argv, "n:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			top = (int)strtol(optarg, &end, 10);
+			if (*end || top < 0)
+				return error("--top takes a number (0: all)"), EXIT_USAGE;
+			break;
+		case 'j': json = 1; break;
+		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
+		default: fputs(usage_heap, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs(usage_heap, stderr);
+		return EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	struct heap_stats st;
+	int err = heap_strings(path, top, json, stdout, &st);
+	heap_report_bad(path, &st);
 	if (err == ERR_BAD_FILE)
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
@@ -105,6 +245,12 @@ int cmd_heap(int argc, char **argv)
 		return cmd_heap_summary(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_heap_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "path"))
+		return cmd_heap_path(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "retained"))
+		return cmd_heap_retained(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "strings"))
+		return cmd_heap_strings(argc - 1, argv + 1);
 	error("'%s' is not a heap command; see 'rbscope help heap'", argv[1]);
 	return EXIT_USAGE;
 }

@@ -18,6 +18,11 @@ const char *err_message(int err)
 	case ERR_CORRUPT: return "inconsistent data";
 	case ERR_BAD_FILE: return "not a valid file of that kind";
 	case ERR_USAGE: return "bad usage";
+	case ERR_NOT_FOUND: return "not found";
+	case ERR_UNREACHABLE: return "not reachable from any root";
+	case ERR_NO_AGENT: return "no rbscope agent in the process";
+	case ERR_AGENT_SILENT: return "the agent did not answer";
+	case ERR_AGENT: return "the agent reported an error";
 	}
 	if (err < 0 && err > -ERR_BASE)
 		return strerror(-err);
@@ -36,6 +41,10 @@ const char *err_hint(int err)
 		return "supported: Ruby 2.7, 3.1 and 3.3 layouts, or any Ruby whose libruby has DWARF";
 	case ERR_NO_PROCESS:
 		return "check the pid with `ps`";
+	case ERR_NO_AGENT:
+		return "load the agent in the app: `require \"rbscope\"`, or start it with RUBYOPT=-rrbscope";
+	case ERR_AGENT_SILENT:
+		return "its main thread may be stuck in C code that never checks for interrupts";
 	}
 	return NULL;
 }
@@ -53,7 +62,12 @@ int err_exit_code(int err)
 	case ERR_NO_VM: return EXIT_UNSUPPORTED;
 	case ERR_GONE: return EXIT_GONE;
 	case ERR_BAD_FILE:
-	case ERR_CORRUPT: return EXIT_BAD_INPUT;
+	case ERR_CORRUPT:
+	case ERR_NOT_FOUND: return EXIT_BAD_INPUT;
+	case ERR_UNREACHABLE: return EXIT_UNREACHABLE;
+	case ERR_NO_AGENT:
+	case ERR_AGENT_SILENT: return EXIT_NO_AGENT;
+	case ERR_AGENT: return EXIT_AGENT;
 	case ERR_USAGE: return EXIT_USAGE;
 	case -EPIPE:
 	case -ENOSPC:

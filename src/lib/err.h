@@ -17,6 +17,11 @@ enum {
 	ERR_CORRUPT = -(ERR_BASE + 7),     /* data that does not validate */
 	ERR_BAD_FILE = -(ERR_BASE + 8),    /* a file that is not what it should be */
 	ERR_USAGE = -(ERR_BASE + 9),
+	ERR_NOT_FOUND = -(ERR_BASE + 10),   /* what was asked for is not in the input (heap path's address) */
+	ERR_UNREACHABLE = -(ERR_BASE + 11), /* in the heap dump, but no root reaches it */
+	ERR_NO_AGENT = -(ERR_BASE + 20),    /* no agent socket for the process */
+	ERR_AGENT_SILENT = -(ERR_BASE + 21),/* the agent's socket accepted but nothing answered in time */
+	ERR_AGENT = -(ERR_BASE + 22),       /* the agent answered with an error (its text says which) */
 };
 
 /* Documented exit codes (README "Exit codes"). */
@@ -31,6 +36,9 @@ enum {
 	EXIT_GONE = 7,
 	EXIT_BAD_INPUT = 8,
 	EXIT_OUTPUT = 9,
+	EXIT_UNREACHABLE = 10,
+	EXIT_NO_AGENT = 11,
+	EXIT_AGENT = 12,
 };
 
 const char *err_message(int err);
