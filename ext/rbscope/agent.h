@@ -1,0 +1,53 @@
+/* agent.h: the parts of the in-process agent (channel, sessions, tracer) and how they call each other. */
+#ifndef RBSCOPE_AGENT_H
+#define RBSCOPE_AGENT_H
+
+#include <ruby.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AGENT_MAX_SESSIONS 16
+#define AGENT_MAX_TRACERS 8
+
+/*
+ * channel.c: the listening socket and its native thread (not a Ruby
+ * thread: it never shows in Thread.list and needs no GVL). It accepts,
+ * checks the peer's uid, and queues the connection; then wakes the Ruby
+ * side by sending the process the wake signal, whose Ruby trap starts the
+ * serving thread (serve.c), or pokes that thread if it already runs.
+ */
+int channel_start(int wake_sig);
+void channel_stop(void);   /* close and unlink (at exit, in the process that made it) */
+void channel_forked(void); /* in a fork's child: forget the parent's channel */
+const char *channel_path(void);
+const char *channel_error(void); /* why channel_start failed */
+/* The serving thread: take queued connections (-1 when none). */
+int channel_take(void);
+/* The serving thread is going away: returns 0 and clears the flag, or -1 if connections are waiting. */
+int channel_serving_done(void);
+/* For the trap: 1 if a serving thread has to be started (and marks it started). */
+int channel_claim_serving(void);
+/* The fd the serving thread polls to learn of new connections. */
+int channel_notify_fd(void);
+/* Pick a real-time signal nobody handles; -1 if none. */
+int channel_free_signal(void);
+
+/* serve.c: the "rbscope" Ruby thread that answers requests while anyone is connected. */
+VALUE serve_run(VALUE self);
+void serve_forked(void);
+
+/* trace.c: hooks and events of one traced connection. */
+struct tracer;
+/* Parse settings, resolve methods, install hooks. NULL and *err (a static or Ruby-owned message) on failure. */
+struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err);
+void tracer_stop(struct tracer *t);
+void tracer_forked(void);
+void tracer_init(VALUE mAgent);
+
+/* Ruby-side helpers (rbscope.c). */
+extern VALUE agent_module;
+/* Call Rbscope::Agent.<meth>(args...) protected; *ok says if it raised. */
+VALUE agent_call(int *ok, const char *meth, int argc, const VALUE *argv);
+
+#endif

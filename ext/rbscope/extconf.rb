@@ -1,0 +1,12 @@
+# extconf.rb: builds the rbscope agent extension with mkmf; the protocol sources are shared with the CLI (src/agent).
+require "mkmf"
+
+shared = File.expand_path("../../src/agent", __dir__)
+abort "rbscope: #{shared} is missing" unless File.exist?(File.join(shared, "proto.c"))
+$INCFLAGS << " -I#{shared}"
+$VPATH << shared
+$srcs = %w[rbscope.c channel.c serve.c trace.c proto.c]
+$CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
+$defs << "-D_GNU_SOURCE"
+have_func("memfd_create", "sys/mman.h") or abort "rbscope: memfd_create is needed (Linux 3.17, glibc 2.27)"
+create_makefile("rbscope/rbscope")

@@ -1,0 +1,97 @@
+/* rbscope.c: the gem's extension entry point: Rbscope::Agent's native methods and the fork handling. */
+#include "agent.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+VALUE agent_module;
+
+struct call_args {
+	ID meth;
+	int argc;
+	const VALUE *argv;
+};
+
+static VALUE call_body(VALUE p)
+{
+	struct call_args *a = (struct call_args *)p;
+	return rb_funcallv(agent_module, a->meth, a->argc, a->argv);
+}
+
+VALUE agent_call(int *ok, const char *meth, int argc, const VALUE *argv)
+{
+	struct call_args a = { rb_intern(meth), argc, argv };
+	int state = 0;
+	VALUE r = rb_protect(call_body, (VALUE)&a, &state);
+	*ok = !state;
+	if (state)
+		rb_set_errinfo(Qnil); /* reported to the client as a failure, never raised into the program */
+	return r;
+}
+
+/* Rbscope::Agent.__start(signal) -> socket path; raises with the reason when it cannot listen. */
+static VALUE agent_start(VALUE self, VALUE sig)
+{
+	(void)self;
+	if (channel_start(NUM2INT(sig)) < 0)
+		rb_raise(rb_eRuntimeError, "%s", channel_error());
+	return rb_str_new_cstr(channel_path());
+}
+
+static VALUE agent_stop(VALUE self)
+{
+	(void)self;
+	channel_stop();
+	return Qnil;
+}
+
+static VALUE agent_free_signal(VALUE self)
+{
+	(void)self;
+	int s = channel_free_signal();
+	return s < 0 ? Qnil : INT2NUM(s);
+}
+
+/* Called from the wake signal's trap: true when the caller must start the serving thread. */
+static VALUE agent_claim(VALUE self)
+{
+	(void)self;
+	return channel_claim_serving() ? Qtrue : Qfalse;
+}
+
+static VALUE agent_socket_path(VALUE self)
+{
+	(void)self;
+	const char *p = channel_path();
+	return p ? rb_str_new_cstr(p) : Qnil;
+}
+
+/* In a fork's child, from Ruby (Process._fork): the parent's sessions and hooks are dropped. */
+static VALUE agent_after_fork(VALUE self)
+{
+	(void)self;
+	serve_forked();
+	return Qnil;
+}
+
+static void atfork_child(void)
+{
+	/* Only what is safe right after fork: stop writing into the parent's rings, close its sockets. */
+	tracer_forked();
+	channel_forked();
+}
+
+void Init_rbscope(void)
+{
+	VALUE mRbscope = rb_define_module("Rbscope");
+	agent_module = rb_define_module_under(mRbscope, "Agent");
+	rb_define_singleton_method(agent_module, "__start", agent_start, 1);
+	rb_define_singleton_method(agent_module, "__stop", agent_stop, 0);
+	rb_define_singleton_method(agent_module, "__free_signal", agent_free_signal, 0);
+	rb_define_singleton_method(agent_module, "__claim", agent_claim, 0);
+	rb_define_singleton_method(agent_module, "__serve", serve_run, 0);
+	rb_define_singleton_method(agent_module, "__after_fork", agent_after_fork, 0);
+	rb_define_singleton_method(agent_module, "socket_path", agent_socket_path, 0);
+	tracer_init(agent_module);
+	pthread_atfork(NULL, NULL, atfork_child);
+}

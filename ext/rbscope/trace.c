@@ -1,0 +1,571 @@
+/* trace.c: the hooks of `rbscope trace`: targeted TracePoints for Ruby methods, a C-call filter for C methods, GC events, all written to a shared ring. */
+#include "agent.h"
+#include "ring.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <ruby/debug.h>
+
+#define STK_MAX 1024
+
+/* (class, method name Symbol) -> our method number; open addressing, power-of-two size. */
+struct mtab {
+	VALUE *klass;
+	VALUE *mid;
+	uint32_t *id;
+	uint32_t cap, n;
+};
+
+struct tracer {
+	int slot;
+	uint32_t gen;
+	volatile int live; /* cleared in a fork's child: its hooks must not write to the parent's ring */
+	struct ring_hdr *ring;
+	size_t map_size;
+	/* settings */
+	int firehose, slow_cpu, gc, emit_calls;
+	uint64_t slow_ns;
+	/* methods */
+	struct mtab cfilter; /* C methods traced by name */
+	struct mtab names;   /* firehose: every method seen, and its number */
+	uint32_t next_id;
+	VALUE keep;          /* a Ruby array: the classes we hold numbers for, and tps; marked while tracing */
+	VALUE tps;           /* the TracePoints to disable at the end */
+	/* GC */
+	uint64_t gc_start, gc_mark, gc_enter, gc_pause, gc_major0;
+	uint32_t gc_steps;
+	int gc_phase; /* 0 idle, 1 marking, 2 sweeping, 3 swept */
+};
+
+static struct tracer *tracers[AGENT_MAX_TRACERS];
+static uint32_t tracer_gen;
+static rb_event_flag_t c_events, r_events; /* what the global hooks are installed for */
+static VALUE keep_all;                     /* Ruby array of every live tracer's keep */
+static ID id_major_gc_count;
+
+/* Per thread: its kernel tid and one stack of traced calls per tracer slot. */
+struct frame {
+	uint32_t id;
+	uint32_t pad;
+	uint64_t t0, cpu0;
+};
+struct stk {
+	uint32_t gen, depth;
+	struct frame f[STK_MAX];
+};
+struct tstate {
+	uint32_t tid;
+	struct stk *st[AGENT_MAX_TRACERS];
+};
+static __thread struct tstate *tls __attribute__((tls_model("initial-exec")));
+static pthread_key_t tls_key;
+
+static void tstate_free(void *p)
+{
+	struct tstate *ts = p;
+	for (int i = 0; i < AGENT_MAX_TRACERS; i++)
+		free(ts->st[i]);
+	free(ts);
+}
+
+static struct stk *stack_of(struct tracer *t, uint32_t *tid)
+{
+	struct tstate *ts = tls;
+	if (!ts) {
+		ts = calloc(1, sizeof(*ts));
+		if (!ts)
+			return NULL;
+		ts->tid = (uint32_t)syscall(SYS_gettid);
+		tls = ts;
+		pthread_setspecific(tls_key, ts);
+	}
+	*tid = ts->tid;
+	struct stk *s = ts->st[t->slot];
+	if (!s) {
+		s = malloc(sizeof(*s));
+		if (!s)
+			return NULL;
+		s->gen = t->gen - 1;
+		ts->st[t->slot] = s;
+	}
+	if (s->gen != t->gen) {
+		s->gen = t->gen;
+		s->depth = 0;
+	}
+	return s;
+}
+
+static inline uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* --- method tables --- */
+
+static inline uint32_t mtab_hash(VALUE k, VALUE m)
+{
+	uint64_t h = ((uint64_t)k >> 3) * 0x9E3779B97F4A7C15ull ^ (uint64_t)m * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 32);
+}
+
+static inline int64_t mtab_get(const struct mtab *t, VALUE k, VALUE m)
+{
+	if (!t->n)
+		return -1;
+	for (uint32_t i = mtab_hash(k, m) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->klass[i])
+			return -1;
+		if (t->klass[i] == k && t->mid[i] == m)
+			return t->id[i];
+	}
+}
+
+static int mtab_put(struct mtab *t, VALUE k, VALUE m, uint32_t id)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		struct mtab g = { .cap = t->cap ? t->cap * 2 : 64 };
+		g.klass = calloc(g.cap, sizeof(VALUE));
+		g.mid = calloc(g.cap, sizeof(VALUE));
+		g.id = calloc(g.cap, sizeof(uint32_t));
+		if (!g.klass || !g.mid || !g.id) {
+			free(g.klass), free(g.mid), free(g.id);
+			return -1;
+		}
+		for (uint32_t i = 0; i < t->cap; i++)
+			if (t->klass[i])
+				mtab_put(&g, t->klass[i], t->mid[i], t->id[i]);
+		free(t->klass), free(t->mid), free(t->id);
+		*t = g;
+	}
+	uint32_t i = mtab_hash(k, m) & (t->cap - 1);
+	while (t->klass[i] && !(t->klass[i] == k && t->mid[i] == m))
+		i = (i + 1) & (t->cap - 1);
+	if (!t->klass[i])
+		t->n++;
+	t->klass[i] = k, t->mid[i] = m, t->id[i] = id;
+	return 0;
+}
+
+static void mtab_free(struct mtab *t)
+{
+	free(t->klass), free(t->mid), free(t->id);
+	memset(t, 0, sizeof(*t));
+}
+
+/* --- writing events --- */
+
+static void emit_name(struct tracer *t, uint32_t id, const char *s, size_t n)
+{
+	if (n > 4096)
+		n = 4096;
+	struct ring_name *r = ring_reserve(t->ring, (uint32_t)(sizeof(*r) + n), RING_NAME);
+	if (!r)
+		return;
+	r->id = id;
+	r->len = (uint32_t)n;
+	memcpy(r + 1, s, n);
+	ring_commit(t->ring, r);
+}
+
+static void emit_text(struct tracer *t, uint16_t kind, uint32_t tid, const char *s, size_t n)
+{
+	if (n > 65536)
+		n = 65536;
+	struct ring_text *r = ring_reserve(t->ring, (uint32_t)(sizeof(*r) + n), RING_TEXT);
+	if (!r)
+		return;
+	r->r.flags = kind;
+	r->tid = tid;
+	r->len = (uint32_t)n;
+	memcpy(r + 1, s, n);
+	ring_commit(t->ring, r);
+}
+
+static void emit_call(struct tracer *t, uint16_t type, uint32_t id, uint32_t tid, uint64_t ts, uint64_t dur,
+		      uint64_t cpu, uint32_t depth)
+{
+	struct ring_call *c = ring_reserve(t->ring, sizeof(*c), type);
+	if (!c)
+		return;
+	c->id = id, c->tid = tid, c->ts = ts, c->dur = dur, c->cpu = cpu, c->depth = depth, c->pad = 0;
+	ring_commit(t->ring, c);
+}
+
+/* A slow call's callers, innermost first, as "label (path:line)" lines. */
+static void emit_callers(struct tracer *t, uint32_t tid)
+{
+	VALUE frames[32];
+	int lines[32];
+	int n = rb_profile_frames(1, 32, frames, lines);
+	VALUE s = rb_str_buf_new(256);
+	for (int i = 0; i < n; i++) {
+		VALUE label = rb_profile_frame_full_label(frames[i]);
+		VALUE path = rb_profile_frame_path(frames[i]);
+		rb_str_catf(s, "%" PRIsVALUE " (%" PRIsVALUE ":%d)\n", NIL_P(label) ? rb_str_new_cstr("?") : label,
+			    NIL_P(path) ? rb_str_new_cstr("?") : path, lines[i]);
+	}
+	emit_text(t, RING_TEXT_CALLERS, tid, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+}
+
+static void on_call(struct tracer *t, uint32_t id)
+{
+	uint32_t tid;
+	struct stk *s = stack_of(t, &tid);
+	if (!s)
+		return;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	if (s->depth < STK_MAX)
+		s->f[s->depth] = (struct frame){ .id = id, .t0 = now, .cpu0 = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0 };
+	if (t->emit_calls)
+		emit_call(t, RING_CALL, id, tid, now, 0, 0, s->depth);
+	s->depth++;
+}
+
+static void on_return(struct tracer *t, uint32_t id)
+{
+	uint32_t tid;
+	struct stk *s = stack_of(t, &tid);
+	if (!s)
+		return;
+	/* Calls made before the trace began have no frame: find ours, or ignore the return. */
+	uint32_t d = s->depth;
+	while (d > 0 && (d > STK_MAX || s->f[d - 1].id != id))
+		d--;
+	if (!d)
+		return;
+	struct frame f = s->f[d - 1];
+	s->depth = d - 1;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t cpu = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) - f.cpu0 : 0;
+	uint64_t dur = now - f.t0;
+	if (t->slow_ns && (t->slow_cpu ? cpu : dur) < t->slow_ns)
+		return;
+	emit_call(t, RING_RETURN, id, tid, now, dur, cpu, s->depth);
+	if (t->slow_ns)
+		emit_callers(t, tid);
+}
+
+/* A method's label, "Klass#name" or "Klass.name", from Ruby (lib/rbscope/agent.rb). */
+static uint32_t name_of(struct tracer *t, VALUE klass, VALUE mid)
+{
+	int64_t id = mtab_get(&t->names, klass, mid);
+	if (id >= 0)
+		return (uint32_t)id;
+	uint32_t nid = t->next_id++;
+	if (mtab_put(&t->names, klass, mid, nid) < 0)
+		return UINT32_MAX;
+	VALUE args[2] = { klass, mid };
+	int ok;
+	VALUE label = agent_call(&ok, "label", 2, args);
+	if (!ok || !RB_TYPE_P(label, T_STRING))
+		label = rb_str_new_cstr("?");
+	if (RTEST(klass) && !SPECIAL_CONST_P(klass))
+		rb_ary_push(t->keep, klass); /* a class we hold a number for must not be freed and its address reused */
+	emit_name(t, nid, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+	return nid;
+}
+
+/* --- hooks --- */
+
+typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
+#define HOOK_FN(f) ((rb_event_hook_func_t)(void (*)(void))(raw_hook_fn)(f))
+
+/* Every C method call and return while some tracer wants C methods: reject what nobody traces fast. */
+static void c_hook(VALUE data, rb_trace_arg_t *arg)
+{
+	(void)data;
+	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
+	VALUE klass = rb_tracearg_defined_class(arg);
+	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
+	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
+		struct tracer *t = tracers[i];
+		if (!t || !t->live)
+			continue;
+		int64_t id;
+		if (t->firehose)
+			id = name_of(t, klass, mid);
+		else if ((id = mtab_get(&t->cfilter, klass, mid)) < 0)
+			continue;
+		if (ev == RUBY_EVENT_C_CALL)
+			on_call(t, (uint32_t)id);
+		else
+			on_return(t, (uint32_t)id);
+	}
+}
+
+/* Every Ruby method call and return, for firehose and --slow without methods. */
+static void r_hook(VALUE data, rb_trace_arg_t *arg)
+{
+	(void)data;
+	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
+	VALUE klass = rb_tracearg_defined_class(arg);
+	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
+	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
+		struct tracer *t = tracers[i];
+		if (!t || !t->live || !t->firehose)
+			continue;
+		uint32_t id = name_of(t, klass, mid);
+		if (ev == RUBY_EVENT_CALL)
+			on_call(t, id);
+		else
+			on_return(t, id);
+	}
+}
+
+/* A targeted TracePoint of one Ruby method; data packs the tracer slot and the method number. */
+static void tp_hook(VALUE tpval, void *data)
+{
+	uintptr_t d = (uintptr_t)data;
+	struct tracer *t = tracers[d & 0xff];
+	if (!t || !t->live || t->gen != (uint32_t)(d >> 40))
+		return;
+	uint32_t id = (uint32_t)((d >> 8) & 0xffffffff);
+	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
+	if (ev == RUBY_EVENT_CALL)
+		on_call(t, id);
+	else
+		on_return(t, id);
+}
+
+static void gc_hook(VALUE tpval, void *data)
+{
+	struct tracer *t = data;
+	if (!t->live)
+		return;
+	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	switch (ev) {
+	case RUBY_INTERNAL_EVENT_GC_START:
+		t->gc_phase = 1;
+		t->gc_start = now;
+		t->gc_pause = 0;
+		t->gc_steps = 0;
+		t->gc_major0 = rb_gc_stat(ID2SYM(id_major_gc_count));
+		break;
+	case RUBY_INTERNAL_EVENT_GC_END_MARK:
+		if (t->gc_phase == 1) {
+			t->gc_phase = 2;
+			t->gc_mark = now - t->gc_start;
+		}
+		break;
+	case RUBY_INTERNAL_EVENT_GC_END_SWEEP:
+		if (t->gc_phase == 2) {
+			t->gc_phase = 3;
+			struct ring_gc *g = ring_reserve(t->ring, sizeof(*g), RING_GC);
+			if (!g)
+				break;
+			g->count = (uint64_t)rb_gc_count();
+			g->major = rb_gc_stat(ID2SYM(id_major_gc_count)) != t->gc_major0;
+			g->ts = t->gc_start;
+			g->mark = t->gc_mark;
+			g->total = now - t->gc_start;
+			/* the step that is ending now is not counted yet: add it from its enter */
+			g->pause = t->gc_pause + (t->gc_enter ? now - t->gc_enter : 0);
+			g->steps = t->gc_steps + 1;
+			ring_commit(t->ring, g);
+		}
+		break;
+	case RUBY_INTERNAL_EVENT_GC_ENTER:
+		t->gc_enter = now;
+		break;
+	case RUBY_INTERNAL_EVENT_GC_EXIT:
+		if (t->gc_enter && (t->gc_phase == 1 || t->gc_phase == 2)) {
+			t->gc_pause += now - t->gc_enter;
+			t->gc_steps++;
+		}
+		t->gc_enter = 0;
+		break;
+	}
+}
+
+/* Install the global hooks for what the live tracers want now, and nothing more. */
+static void update_global_hooks(void)
+{
+	rb_event_flag_t want_c = 0, want_r = 0;
+	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
+		struct tracer *t = tracers[i];
+		if (!t)
+			continue;
+		if (t->firehose || t->cfilter.n)
+			want_c = RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN;
+		if (t->firehose)
+			want_r = RUBY_EVENT_CALL | RUBY_EVENT_RETURN;
+	}
+	if (want_c != c_events) {
+		if (c_events)
+			rb_remove_event_hook(HOOK_FN(c_hook));
+		if (want_c)
+			rb_add_event_hook2(HOOK_FN(c_hook), want_c, Qnil,
+					   RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
+		c_events = want_c;
+	}
+	if (want_r != r_events) {
+		if (r_events)
+			rb_remove_event_hook(HOOK_FN(r_hook));
+		if (want_r)
+			rb_add_event_hook2(HOOK_FN(r_hook), want_r, Qnil,
+					   RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
+		r_events = want_r;
+	}
+}
+
+/* --- settings and set-up --- */
+
+static struct ring_hdr *ring_create(uint64_t size, int *fd, size_t *map_size)
+{
+	*fd = memfd_create("rbscope-ring", MFD_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	*map_size = ring_map_size(size);
+	if (ftruncate(*fd, (off_t)*map_size) < 0) {
+		close(*fd);
+		return NULL;
+	}
+	struct ring_hdr *h = mmap(NULL, *map_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (h == MAP_FAILED) {
+		close(*fd);
+		return NULL;
+	}
+	h->magic = RING_MAGIC;
+	h->version = RING_VERSION;
+	h->size = size;
+	h->data_off = 4096;
+	return h;
+}
+
+/* One method a selector resolved to (from Ruby): [label, owner, method name, UnboundMethod, ruby?]. */
+static void add_method(struct tracer *t, VALUE m, VALUE notes)
+{
+	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1), name = rb_ary_entry(m, 2);
+	VALUE um = rb_ary_entry(m, 3);
+	uint32_t id = t->next_id++;
+	emit_name(t, id, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+	if (RTEST(rb_ary_entry(m, 4))) {
+		uintptr_t d = (uintptr_t)t->slot | (uintptr_t)id << 8 | (uintptr_t)t->gen << 40;
+		VALUE tp = rb_tracepoint_new(Qnil, RUBY_EVENT_CALL | RUBY_EVENT_RETURN, tp_hook, (void *)d);
+		VALUE args[2] = { tp, um };
+		int ok;
+		VALUE r = agent_call(&ok, "enable_target", 2, args);
+		if (ok && RTEST(r)) {
+			rb_ary_push(t->tps, tp);
+			return;
+		}
+		/* Not targetable (an attr_reader, say): such methods fire C-call events instead. */
+	}
+	mtab_put(&t->cfilter, owner, name, id);
+	rb_ary_push(t->keep, owner);
+	(void)notes;
+}
+
+static void tracer_free(struct tracer *t)
+{
+	if (t->ring)
+		munmap(t->ring, t->map_size);
+	mtab_free(&t->cfilter);
+	mtab_free(&t->names);
+	free(t);
+}
+
+struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
+{
+	int slot = -1;
+	for (int i = 0; i < AGENT_MAX_TRACERS && slot < 0; i++)
+		if (!tracers[i])
+			slot = i;
+	if (slot < 0) {
+		*err = rb_sprintf("too many tracers on this process (at most %d)", AGENT_MAX_TRACERS);
+		return NULL;
+	}
+	/* Ruby parses the settings and resolves selectors into methods. */
+	int ok;
+	VALUE sv = rb_str_new_cstr(settings);
+	VALUE plan = agent_call(&ok, "trace_plan", 1, &sv);
+	if (!ok || !RB_TYPE_P(plan, T_HASH)) {
+		*err = rb_str_new_cstr("internal error in the agent while reading the trace settings");
+		return NULL;
+	}
+	VALUE perr = rb_hash_aref(plan, ID2SYM(rb_intern("error")));
+	if (!NIL_P(perr)) {
+		*err = perr;
+		return NULL;
+	}
+	struct tracer *t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = rb_str_new_cstr("out of memory");
+		return NULL;
+	}
+	t->slot = slot;
+	t->gen = ++tracer_gen & 0xffffff;
+	t->firehose = RTEST(rb_hash_aref(plan, ID2SYM(rb_intern("firehose"))));
+	t->gc = RTEST(rb_hash_aref(plan, ID2SYM(rb_intern("gc"))));
+	t->slow_cpu = RTEST(rb_hash_aref(plan, ID2SYM(rb_intern("slow_cpu"))));
+	t->slow_ns = NUM2ULL(rb_hash_aref(plan, ID2SYM(rb_intern("slow_ns"))));
+	t->emit_calls = t->firehose && !t->slow_ns;
+	uint64_t size = NUM2ULL(rb_hash_aref(plan, ID2SYM(rb_intern("buffer"))));
+	t->ring = ring_create(size, ring_fd, &t->map_size);
+	if (!t->ring) {
+		*err = rb_sprintf("cannot make the event ring: %s", strerror(errno));
+		free(t);
+		return NULL;
+	}
+	t->keep = rb_ary_new();
+	t->tps = rb_ary_new();
+	rb_ary_push(t->keep, t->tps);
+	rb_ary_push(keep_all, t->keep);
+	VALUE methods = rb_hash_aref(plan, ID2SYM(rb_intern("methods")));
+	VALUE notes = rb_hash_aref(plan, ID2SYM(rb_intern("notes")));
+	for (long i = 0; i < RARRAY_LEN(methods); i++)
+		add_method(t, rb_ary_entry(methods, i), notes);
+	if (t->gc) {
+		VALUE tp = rb_tracepoint_new(Qnil,
+					     RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
+						     RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
+						     RUBY_INTERNAL_EVENT_GC_EXIT,
+					     gc_hook, t);
+		rb_ary_push(t->tps, tp);
+		rb_tracepoint_enable(tp);
+	}
+	t->live = 1;
+	tracers[slot] = t;
+	update_global_hooks();
+	*err = rb_obj_as_string(notes);
+	return t;
+}
+
+void tracer_stop(struct tracer *t)
+{
+	tracers[t->slot] = NULL;
+	t->live = 0;
+	update_global_hooks();
+	/* Targeted TracePoints off: the methods' iseqs get their plain instructions back. */
+	for (long i = 0; i < RARRAY_LEN(t->tps); i++)
+		rb_tracepoint_disable(rb_ary_entry(t->tps, i));
+	rb_ary_delete(keep_all, t->keep);
+	tracer_free(t);
+}
+
+void tracer_forked(void)
+{
+	/* Runs in the child right after fork: only flags, no Ruby calls. */
+	for (int i = 0; i < AGENT_MAX_TRACERS; i++)
+		if (tracers[i])
+			tracers[i]->live = 0;
+}
+
+void tracer_init(VALUE mAgent)
+{
+	(void)mAgent;
+	pthread_key_create(&tls_key, tstate_free);
+	keep_all = rb_ary_new();
+	rb_gc_register_mark_object(keep_all);
+	id_major_gc_count = rb_intern("major_gc_count");
+}

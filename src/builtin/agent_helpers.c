@@ -1,0 +1,59 @@
+/* agent_helpers.c: what the agent-backed commands (backtraces, gcstat, eval, heapdump, trace) share: -p parsing, connecting, one-shot requests. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/client.h"
+#include "../builtin.h"
+#include "../lib/err.h"
+#include "agent_helpers.h"
+
+int agent_cli_connect(struct agent_conn *c, int pid)
+{
+	int r = agent_connect(c, pid, AGENT_CLI_TIMEOUT_MS);
+	if (!r)
+		return 0;
+	if (r == -EACCES && c->hello[0]) {
+		error("process %d: the agent refused us: %s", pid, c->hello);
+		return EXIT_PERMISSION;
+	}
+	if (r == ERR_AGENT_SILENT)
+		return err_report(r, "process %d: no answer within %d s", pid, AGENT_CLI_TIMEOUT_MS / 1000);
+	return err_report(r, "process %d", pid);
+}
+
+int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out)
+{
+	struct agent_conn c;
+	int code = agent_cli_connect(&c, pid);
+	if (code)
+		return code;
+	char *reply = NULL;
+	size_t n = 0;
+	int r = agent_request(&c, type, body, len, fd_pass, -1, &reply, &n, NULL);
+	agent_close(&c);
+	if (r == ERR_AGENT) {
+		error("process %d: %s", pid, reply ? reply : "error");
+		code = strncmp(reply ? reply : "", "eval refused", 12) ? EXIT_AGENT : EXIT_PERMISSION;
+	} else if (r) {
+		code = err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", pid);
+	} else {
+		fwrite(reply, 1, n, out);
+		if (n && reply[n - 1] != '\n')
+			fputc('\n', out);
+		if (fflush(out) || ferror(out))
+			code = err_report(-EIO, "cannot write the answer");
+	}
+	free(reply);
+	return code;
+}
+
+int agent_cli_pid_arg(const char *opt, int *pid)
+{
+	if (!opt) {
+		error("which process? give -p PID");
+		return EXIT_USAGE;
+	}
+	return parse_pid(opt, pid);
+}

@@ -1,0 +1,458 @@
+/* trace.c: `rbscope trace -p PID`: attach to the agent, trace method calls, slow calls and GC, and print them as they come. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/client.h"
+#include "../agent/proto.h"
+#include "../agent/ring.h"
+#include "../builtin.h"
+#include "../lib/buf.h"
+#include "../lib/err.h"
+#include "agent_helpers.h"
+
+const char usage_trace[] =
+	"usage: rbscope trace -p PID [-m SELECTOR...] [-f] [--slow MS] [--gc] [options]\n"
+	"\n"
+	"Trace method calls in PID, which runs the rbscope gem, with their durations, until Ctrl-C,\n"
+	"-d, or the process exits. Ruby methods get a hook of their own (nothing else slows down);\n"
+	"C methods are picked out of C-call events. Events the terminal cannot keep up with are\n"
+	"dropped, never waited for, and counted at the end. Detaching leaves the process as it was.\n"
+	"\n"
+	"  -p, --pid PID        the Ruby process\n"
+	"  -m, --methods SEL    trace methods: Klass#meth, Klass.meth, Klass# (all instance methods),\n"
+	"                       Klass. (all singleton methods), or meth (in every class); repeatable,\n"
+	"                       and the words after -m up to the next option are selectors too\n"
+	"  -c, --config FILE    selectors from a tracer file (one per line, # comments); shipped ones:\n"
+	"                       nethttp, io, sql\n"
+	"  -f, --firehose       every method call, nested and indented (slows every call down)\n"
+	"      --slow MS        only calls that took MS milliseconds or more, with their callers\n"
+	"                       (of the selected methods, or of every method without -m)\n"
+	"      --slow-cpu       --slow measures the thread's CPU time instead of wall time\n"
+	"      --gc             each garbage collection: major or minor, pause, marking, sweeping\n"
+	"  -o, --output FILE    write there instead of standard output\n"
+	"  -d, --duration SECS  detach after SECS seconds\n"
+	"      --buffer MB      the event ring's size (default 8, a power of two)\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct trace_opts {
+	int pid, firehose, gc, slow_cpu;
+	double slow_ms, duration;
+	unsigned buffer_mb;
+	const char *output;
+	struct buf settings;
+	int nmethods;
+};
+
+/* Shipped tracer files: $RBSCOPE_TRACERS, then beside the executable (../share/rbscope/tracers or ../tracers). */
+static FILE *open_tracer(const char *name)
+{
+	FILE *f = fopen(name, "r");
+	if (f || strchr(name, '/'))
+		return f;
+	char exe[PATH_MAX], p[PATH_MAX + 64];
+	const char *env = getenv("RBSCOPE_TRACERS");
+	if (env) {
+		snprintf(p, sizeof(p), "%s/%s.tracer", env, name);
+		if ((f = fopen(p, "r")))
+			return f;
+	}
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	static const char *const where[] = { "%s/../share/rbscope/tracers/%s.tracer", "%s/../tracers/%s.tracer" };
+	for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(p, sizeof(p), where[i], exe, name);
+		if ((f = fopen(p, "r")))
+			return f;
+	}
+	return NULL;
+}
+
+static int add_selector(struct trace_opts *o, const char *sel)
+{
+	if (!*sel || strchr(sel, '\n'))
+		return error("'%s' is not a method selector", sel), EXIT_USAGE;
+	buf_addf(&o->settings, "method %s\n", sel);
+	o->nmethods++;
+	return 0;
+}
+
+static int read_tracer(struct trace_opts *o, const char *name)
+{
+	FILE *f = open_tracer(name);
+	if (!f)
+		return error("cannot read tracer file '%s'", name), EXIT_USAGE;
+	char line[4096];
+	int code = 0;
+	while (!code && fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t");
+		s[strcspn(s, "#\r\n")] = 0;
+		for (char *e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
+			*--e = 0;
+		if (*s)
+			code = add_selector(o, s);
+	}
+	fclose(f);
+	return code;
+}
+
+static int parse(int argc, char **argv, struct trace_opts *o)
+{
+	enum { OPT_SLOW = 256, OPT_SLOW_CPU, OPT_GC, OPT_BUFFER };
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },      { "methods", required_argument, NULL, 'm' },
+		{ "config", required_argument, NULL, 'c' },   { "firehose", no_argument, NULL, 'f' },
+		{ "slow", required_argument, NULL, OPT_SLOW }, { "slow-cpu", no_argument, NULL, OPT_SLOW_CPU },
+		{ "gc", no_argument, NULL, OPT_GC },           { "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' }, { "buffer", required_argument, NULL, OPT_BUFFER },
+		{ 0 },
+	};
+	const char *pid = NULL;
+	char *end;
+	int c, code;
+	o->buffer_mb = 8;
+	while ((c = getopt_long(argc, argv, "p:m:c:fo:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pid = optarg; break;
+		case 'm':
+			if ((code = add_selector(o, optarg)))
+				return code;
+			/* rbtrace's -m takes several words: the ones up to the next option are selectors too */
+			while (optind < argc && argv[optind][0] != '-')
+				if ((code = add_selector(o, argv[optind++])))
+					return code;
+			break;
+		case 'c':
+			if ((code = read_tracer(o, optarg)))
+				return code;
+			break;
+		case 'f': o->firehose = 1; break;
+		case OPT_SLOW:
+			o->slow_ms = strtod(optarg, &end);
+			if (*end || !(o->slow_ms > 0))
+				return error("--slow takes a positive number of milliseconds"), EXIT_USAGE;
+			break;
+		case OPT_SLOW_CPU: o->slow_cpu = 1; break;
+		case OPT_GC: o->gc = 1; break;
+		case 'o': o->output = optarg; break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || !(o->duration > 0))
+				return error("--duration takes a positive number of seconds"), EXIT_USAGE;
+			break;
+		case OPT_BUFFER: {
+			unsigned long mb = strtoul(optarg, &end, 10);
+			if (*end || !mb || mb > 1024 || (mb & (mb - 1)))
+				return error("--buffer takes a power of two from 1 to 1024 (MB)"), EXIT_USAGE;
+			o->buffer_mb = (unsigned)mb;
+			break;
+		}
+		default: fputs(usage_trace, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return error("unexpected argument '%s'", argv[optind]), EXIT_USAGE;
+	if ((code = agent_cli_pid_arg(pid, &o->pid)))
+		return code;
+	if (!o->nmethods && !o->firehose && !o->gc && !o->slow_ms)
+		return error("what to trace? give -m SELECTOR, -c FILE, --firehose, --slow MS or --gc"), EXIT_USAGE;
+	if (o->slow_cpu && !o->slow_ms)
+		return error("--slow-cpu goes with --slow MS"), EXIT_USAGE;
+	if (o->firehose)
+		buf_addf(&o->settings, "firehose\n");
+	if (o->gc)
+		buf_addf(&o->settings, "gc\n");
+	if (o->slow_ms)
+		buf_addf(&o->settings, "slow %llu\n", (unsigned long long)(o->slow_ms * 1e6));
+	if (o->slow_cpu)
+		buf_addf(&o->settings, "slow_cpu\n");
+	buf_addf(&o->settings, "buffer %llu\n", (unsigned long long)o->buffer_mb << 20);
+	return 0;
+}
+
+/* --- printing events --- */
+
+struct printer {
+	FILE *out;
+	char **names;
+	uint32_t nnames;
+	uint32_t last_tid;
+	int pending;            /* a firehose CALL not printed yet, waiting to see if its RETURN follows */
+	struct ring_call call;  /* that CALL */
+	uint64_t events;
+	int slow_cpu;
+};
+
+static const char *name_of(struct printer *p, uint32_t id)
+{
+	return id < p->nnames && p->names[id] ? p->names[id] : "?";
+}
+
+static void thread_line(struct printer *p, uint32_t tid)
+{
+	if (tid != p->last_tid)
+		fprintf(p->out, "-- thread %u\n", tid);
+	p->last_tid = tid;
+}
+
+static void flush_pending(struct printer *p)
+{
+	if (!p->pending)
+		return;
+	p->pending = 0;
+	thread_line(p, p->call.tid);
+	fprintf(p->out, "%*s%s\n", (int)(p->call.depth * 2 % 200), "", name_of(p, p->call.id));
+}
+
+static void print_dur(struct printer *p, const struct ring_call *c)
+{
+	if (p->slow_cpu)
+		fprintf(p->out, " <%.6f wall, %.6f cpu>\n", c->dur / 1e9, c->cpu / 1e9);
+	else
+		fprintf(p->out, " <%.6f>\n", c->dur / 1e9);
+}
+
+static int keep_name(struct printer *p, const struct ring_name *n)
+{
+	if (n->id > 1u << 24 || n->len > n->r.len - sizeof(*n))
+		return -1;
+	if (n->id >= p->nnames) {
+		uint32_t cap = (n->id + 1) * 2;
+		char **v = realloc(p->names, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		memset(v + p->nnames, 0, (cap - p->nnames) * sizeof(*v));
+		p->names = v;
+		p->nnames = cap;
+	}
+	free(p->names[n->id]);
+	p->names[n->id] = strndup((const char *)(n + 1), n->len);
+	return 0;
+}
+
+/* One record; -1 if it makes no sense. */
+static int print_rec(struct printer *p, const struct ring_rec *r)
+{
+	switch (r->type) {
+	case RING_NAME:
+		return r->len < sizeof(struct ring_name) ? -1 : keep_name(p, (const struct ring_name *)r);
+	case RING_CALL: {
+		if (r->len < sizeof(struct ring_call))
+			return -1;
+		flush_pending(p);
+		p->call = *(const struct ring_call *)r;
+		p->pending = 1;
+		p->events++;
+		return 0;
+	}
+	case RING_RETURN: {
+		if (r->len < sizeof(struct ring_call))
+			return -1;
+		const struct ring_call *c = (const struct ring_call *)r;
+		p->events++;
+		if (p->pending && p->call.tid == c->tid && p->call.id == c->id && p->call.depth == c->depth) {
+			p->pending = 0;
+		} else {
+			flush_pending(p);
+		}
+		thread_line(p, c->tid);
+		fprintf(p->out, "%*s%s", (int)(c->depth * 2 % 200), "", name_of(p, c->id));
+		print_dur(p, c);
+		return 0;
+	}
+	case RING_GC: {
+		if (r->len < sizeof(struct ring_gc))
+			return -1;
+		const struct ring_gc *g = (const struct ring_gc *)r;
+		flush_pending(p);
+		p->events++;
+		fprintf(p->out, "GC #%llu %s: paused %.3f ms in %u step%s; marked in %.3f ms, swept by %.3f ms\n",
+			(unsigned long long)g->count, g->major ? "major" : "minor", g->pause / 1e6, g->steps,
+			g->steps == 1 ? "" : "s", g->mark / 1e6, g->total / 1e6);
+		return 0;
+	}
+	case RING_TEXT: {
+		const struct ring_text *t = (const struct ring_text *)r;
+		if (r->len < sizeof(*t) || t->len > r->len - sizeof(*t))
+			return -1;
+		flush_pending(p);
+		const char *s = (const char *)(t + 1), *e = s + t->len;
+		while (s < e) {
+			const char *nl = memchr(s, '\n', (size_t)(e - s));
+			size_t n = nl ? (size_t)(nl - s) : (size_t)(e - s);
+			fprintf(p->out, "%s%.*s\n", r->flags == RING_TEXT_CALLERS ? "    from " : "", (int)n, s);
+			s += n + 1;
+		}
+		return 0;
+	}
+	}
+	return 0; /* a newer agent's record: skip it */
+}
+
+/* Everything in the ring now; the count, or -1 if the ring is corrupt. */
+static long drain(struct ring_hdr *h, struct printer *p)
+{
+	long n = 0;
+	int bad = 0;
+	const struct ring_rec *r;
+	while ((r = ring_peek(h, &bad))) {
+		if (print_rec(p, r) < 0)
+			return -1;
+		ring_release(h, r);
+		n++;
+	}
+	return bad ? -1 : n;
+}
+
+static struct ring_hdr *map_ring(int fd, size_t *len)
+{
+	struct ring_hdr *h = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	uint64_t size = h->size;
+	int ok = h->magic == RING_MAGIC && h->version == RING_VERSION && h->data_off == 4096 && size >= 4096 &&
+		 size <= (1ull << 30) && !(size & (size - 1));
+	munmap(h, 4096);
+	if (!ok)
+		return NULL;
+	*len = ring_map_size(size);
+	h = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return h == MAP_FAILED ? NULL : h;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
+{
+	char *reply = NULL;
+	int ring_fd = -1;
+	int r = agent_request(c, AGENT_TRACE, o->settings.data, o->settings.len, -1, AGENT_CLI_TIMEOUT_MS, &reply, NULL,
+			      &ring_fd);
+	if (r == ERR_AGENT) {
+		error("process %d: %s", o->pid, reply ? reply : "error");
+		free(reply);
+		return EXIT_AGENT;
+	}
+	if (r) {
+		free(reply);
+		return err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", o->pid);
+	}
+	size_t map_len;
+	struct ring_hdr *h = ring_fd >= 0 ? map_ring(ring_fd, &map_len) : NULL;
+	if (ring_fd >= 0)
+		close(ring_fd);
+	if (!h) {
+		free(reply);
+		return error("process %d: the agent's event ring is not usable", o->pid), EXIT_AGENT;
+	}
+	fprintf(stderr, "rbscope: process %d: %s%s(Ctrl-C to stop)\n", o->pid, reply && *reply ? reply : "",
+		reply && *reply ? " " : "");
+	free(reply);
+
+	struct printer p = { .out = out, .slow_cpu = o->slow_cpu, .last_tid = UINT32_MAX };
+	uint64_t deadline = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	int idle_ms = 1, gone = 0, code = EXIT_OK;
+	while (!stop && now_ns() < deadline) {
+		long n = drain(h, &p);
+		if (n < 0) {
+			error("process %d: the event ring is corrupt", o->pid);
+			code = EXIT_AGENT;
+			break;
+		}
+		if (n) {
+			idle_ms = 1;
+			fflush(out);
+			continue;
+		}
+		flush_pending(&p);
+		fflush(out);
+		if (ferror(out)) {
+			code = err_report(-EIO, "cannot write the trace");
+			break;
+		}
+		/* Nothing new: wait a little, and notice the process going away (its end of the socket closes). */
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, idle_ms) > 0) {
+			gone = 1;
+			break;
+		}
+		if (idle_ms < 20)
+			idle_ms *= 2;
+	}
+	if (!gone) {
+		/* Hooks off first, then whatever was written before that. */
+		char *bye = NULL;
+		if (agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL) == -ECONNRESET)
+			gone = 1;
+		free(bye);
+	}
+	if (code == EXIT_OK && drain(h, &p) < 0) {
+		error("process %d: the event ring is corrupt", o->pid);
+		code = EXIT_AGENT;
+	}
+	flush_pending(&p);
+	if (fflush(out) || ferror(out))
+		code = err_report(-EIO, "cannot write the trace");
+	fprintf(stderr, "rbscope: %s%llu events, %llu dropped (the ring was full)\n", gone ? "the process exited; " : "",
+		(unsigned long long)p.events, (unsigned long long)__atomic_load_n(&h->dropped, __ATOMIC_ACQUIRE));
+	for (uint32_t i = 0; i < p.nnames; i++)
+		free(p.names[i]);
+	free(p.names);
+	munmap(h, map_len);
+	return code;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { 0 };
+	buf_init(&o.settings, 1 << 20);
+	int code = parse(argc, argv, &o);
+	if (code) {
+		buf_free(&o.settings);
+		return code;
+	}
+	FILE *out = stdout;
+	if (o.output && !(out = fopen(o.output, "w"))) {
+		code = err_report(-errno, "cannot open '%s'", o.output);
+		buf_free(&o.settings);
+		return code;
+	}
+	struct agent_conn c;
+	code = agent_cli_connect(&c, o.pid);
+	if (!code) {
+		struct sigaction sa = { .sa_handler = on_signal };
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		code = run(&o, &c, out);
+		agent_close(&c);
+	}
+	if (out != stdout && fclose(out) && !code)
+		code = err_report(-errno, "cannot write '%s'", o.output);
+	buf_free(&o.settings);
+	return code;
+}

@@ -1,0 +1,186 @@
+# agent.sh: the gem's in-process agent and the commands that use it (trace, backtraces, gcstat, eval, heapdump),
+# against real Ruby 3.1 (host) and 3.3 (chroot, where the gem is built and installed offline). Sourced by run.
+at=$top/tests/integration/ruby/agent-target.rb
+ac=$top/tests/integration/ruby/agent-client.rb
+ext=${RBSCOPE_EXT:-$top/build/ext}
+gem=$work/rbscope.gem
+(cd "$top" && gem build rbscope.gemspec --output "$gem") >"$work/gem-build.log" 2>&1
+check "gem: builds offline (gem build)" test -s "$gem"
+gem install --local --no-document --install-dir "$work/gems" "$gem" >"$work/gem-install.log" 2>&1
+check "gem: installs offline and loads (ruby 3.1)" sh -c \
+	"GEM_PATH='$work/gems' ruby -rrbscope -e 'exit(Rbscope::Agent.socket_path.to_s.end_with?(\"/#{Process.pid}.sock\"))'"
+
+# start_agent VER MODE [VAR=VALUE...]: the target with the agent loaded; sets apid (and child for forker mode).
+start_agent() {
+	local ver=$1 mode=$2 out
+	shift 2
+	out=$work/agent-$ver-$mode.out
+	if [ "$ver" = 3.1 ]; then
+		env "$@" RUBYLIB="$top/lib:$ext" ruby -rrbscope "$at" "$mode" >"$out" 2>&1 &
+	else
+		env "$@" chroot "$aroot" ruby -rrbscope /tmp/rbscope-it/agent-target.rb "$mode" >"$out" 2>&1 &
+	fi
+	apid=$!
+	pids="$pids $apid"
+	child=
+	for _ in $(seq 100); do
+		if grep -q '^ready' "$out" 2>/dev/null; then
+			child=$(sed -n 's/^child //p' "$out")
+			[ -n "$child" ] && pids="$pids $child"
+			return 0
+		fi
+		kill -0 $apid 2>/dev/null || break
+		sleep 0.1
+	done
+	not_ok "agent: ruby $ver: $mode target did not start: $(head -c 300 "$out")"
+	return 1
+}
+
+count() { grep -c -E "$1" "$2"; }
+
+for ver in 3.1 3.3; do
+	if [ $ver = 3.3 ]; then
+		aroot=$("$top/scripts/ruby-chroot" 3.3 2>"$work/chroot.err") || { skipped "agent: ruby 3.3: no chroot"; continue; }
+		mkdir -p "$aroot/tmp/rbscope-it" && cp "$at" "$gem" "$aroot/tmp/rbscope-it/"
+		chroot "$aroot" gem install --local --no-document /tmp/rbscope-it/rbscope.gem >"$work/gem-33.log" 2>&1
+		rc=$?
+		check "gem: builds and installs offline in ruby 3.3" test $rc = 0
+		[ $rc = 0 ] || continue
+	fi
+	start_agent $ver busy RBSCOPE_ALLOW_EVAL=1 || continue
+	p=$apid
+	check "agent: ruby $ver: loading it starts no Ruby thread" grep -q '^threads 1$' "$work/agent-$ver-busy.out"
+	"$RBSCOPE" backtraces -p $p >"$work/bt" 2>"$work/e"
+	check "agent: ruby $ver: backtraces of every thread, with names and tids" \
+		sh -c "grep -q '\"main\" tid $p ' '$work/bt' && grep -q '\"ticker\" tid [0-9]' '$work/bt' && grep -q 'agent-target.rb:[0-9]*:in' '$work/bt'"
+	"$RBSCOPE" gcstat -p $p >"$work/gc" 2>"$work/e"
+	check "agent: ruby $ver: gcstat" grep -q '^  count  *[0-9]' "$work/gc"
+	"$RBSCOPE" gcstat -p $p --json | ruby -rjson -e 'j = JSON.parse(STDIN.read); exit(j["gc"]["count"] > 0 && j["objects"]["TOTAL"] > 0)'
+	check "agent: ruby $ver: gcstat --json" test $? = 0
+	check "agent: ruby $ver: eval returns the inspect" test "$("$RBSCOPE" eval -p $p '6 * 7')" = 42
+	"$RBSCOPE" eval -p $p 'raise "boom"' >/dev/null 2>"$work/e"; rc=$?
+	check "agent: ruby $ver: eval that raises: exit 12 and the exception" sh -c "test $rc = 12 && grep -q 'RuntimeError: boom' '$work/e'"
+	check "agent: ruby $ver: eval answers of any size (5 MB)" \
+		test "$("$RBSCOPE" eval -p $p '"x" * 5_000_000' | wc -c)" = 5000003
+	"$RBSCOPE" heapdump -p $p -o "$work/live.json" 2>"$work/e"; rc=$?
+	check "agent: ruby $ver: heapdump writes a dump rbscope heap can read" \
+		sh -c "test $rc = 0 && '$RBSCOPE' heap summary '$work/live.json' --by class --top 0 | grep ' Shop$' >/dev/null"
+	check "agent: ruby $ver: the app lives on after a heap dump" kill -0 $p
+
+	"$RBSCOPE" trace -p $p -m 'Shop#add' -d 1 >"$work/t1" 2>"$work/e"
+	check "agent: ruby $ver: trace -m Shop#add (a Ruby method): calls with durations" test "$(count '^ *Shop#add <0\.[0-9]{6}>$' "$work/t1")" -ge 100
+	check "agent: ruby $ver: trace shows each thread calling it" test "$(count '^-- thread [0-9]+$' "$work/t1")" -ge 2
+	check "agent: ruby $ver: trace ends with a count of events and drops" grep -q 'events, 0 dropped' "$work/e"
+	"$RBSCOPE" trace -p $p -m 'Hash#key?' -d 1 >"$work/t2" 2>"$work/e"
+	check "agent: ruby $ver: trace -m Hash#key? (a C method)" test "$(count '^ *Hash#key\? <' "$work/t2")" -ge 100
+	"$RBSCOPE" trace -p $p -m 'Shop#' -d 1 >"$work/t3" 2>"$work/e"
+	check "agent: ruby $ver: trace -m Shop# (every instance method)" \
+		sh -c "grep -q '^ *Shop#total <' '$work/t3' && grep -q '^ *Shop#add <' '$work/t3'"
+	"$RBSCOPE" trace -p $p --slow 20 -m Shop#slow Shop#add -d 3 >"$work/t4" 2>"$work/e"
+	check "agent: ruby $ver: trace --slow 20: only slow calls, with their callers" \
+		sh -c "grep -q '^ *Shop#slow <0\.0[2-9]' '$work/t4' && grep -q '^    from Object#work (.*agent-target.rb:[0-9]*)' '$work/t4' && ! grep -q 'Shop#add' '$work/t4'"
+	"$RBSCOPE" trace -p $p --gc -d 2 >"$work/t5" 2>"$work/e"
+	check "agent: ruby $ver: trace --gc: collections with pause, mark and sweep times" \
+		grep -q -E '^GC #[0-9]+ (minor|major): paused [0-9.]+ ms in [0-9]+ steps?; marked in [0-9.]+ ms, swept by [0-9.]+ ms$' "$work/t5"
+	"$RBSCOPE" trace -p $p -f -d 0.5 >"$work/t6" 2>"$work/e"
+	check "agent: ruby $ver: trace --firehose: every call, nested" \
+		sh -c "grep -q '^ *Object#work$' '$work/t6' && grep -q '^ \+Shop#add <' '$work/t6' && grep -q '^ \+Hash#key? <' '$work/t6'"
+
+	# The CLI killed mid-trace: hooks come off at once, and a new trace works.
+	"$RBSCOPE" trace -p $p -m Shop#add Hash#key? >/dev/null 2>&1 &
+	tp=$!
+	sleep 1
+	kill -9 $tp; wait $tp 2>/dev/null
+	sleep 1
+	check "agent: ruby $ver: CLI SIGKILLed mid-trace: its hooks are gone within 1 s" \
+		test "$("$RBSCOPE" eval -p $p 'ObjectSpace.each_object(TracePoint).count(&:enabled?)')" = 0
+	"$RBSCOPE" trace -p $p -m Shop#add -d 0.5 >"$work/t7" 2>/dev/null
+	check "agent: ruby $ver: a new trace after that works" test "$(count 'Shop#add <' "$work/t7")" -ge 10
+	# Four tracers at once, while the app's own URG and PROF handlers get signals.
+	for i in 1 2 3 4; do
+		"$RBSCOPE" trace -p $p -m Shop#add -d 1.5 >"$work/t4-$i" 2>&1 &
+		eval "tr$i=\$!"
+	done
+	sleep 0.5
+	kill -URG $p; kill -PROF $p
+	wait $tr1 $tr2 $tr3 $tr4
+	ok4=0
+	for i in 1 2 3 4; do [ "$(count 'Shop#add <' "$work/t4-$i")" -ge 10 ] && ok4=$((ok4 + 1)); done
+	check "agent: ruby $ver: four tracers at once all get events" test $ok4 = 4
+	check "agent: ruby $ver: the app's own SIGURG and SIGPROF handlers still run" \
+		test "$("$RBSCOPE" eval -p $p '[$urg, $prof]')" = "[1, 1]"
+	stop_ruby $p
+
+	# Attaching while the main thread is blocked.
+	for mode in sleep read queue; do
+		start_agent $ver $mode || continue
+		timeout 15 "$RBSCOPE" backtraces -p $apid >"$work/bt" 2>"$work/e"; rc=$?
+		check "agent: ruby $ver: attach while the main thread is in $mode" sh -c "test $rc = 0 && grep -q '\"main\"' '$work/bt'"
+		stop_ruby $apid
+	done
+	# A target that forks while traced: the child gets its own socket; the parent's trace gets none of its calls.
+	if start_agent $ver forker; then
+		"$RBSCOPE" trace -p $apid -m Shop#add -d 1 >"$work/t8" 2>/dev/null
+		check "agent: ruby $ver: a forking target: its trace works" test "$(count 'Shop#add <' "$work/t8")" -ge 10
+		check "agent: ruby $ver: ... and none of the child's calls are in it" sh -c "! grep -q '^-- thread $child\$' '$work/t8'"
+		"$RBSCOPE" backtraces -p "$child" >"$work/bt" 2>"$work/e"
+		check "agent: ruby $ver: the forked child answers on its own socket" grep -q 'agent-target.rb:[0-9]*:in' "$work/bt"
+		stop_ruby "$child"
+		stop_ruby $apid
+	fi
+done
+
+# Security and faults (host Ruby).
+start_agent 3.1 busy && {
+	p=$apid
+	"$RBSCOPE" eval -p $p '1' >/dev/null 2>"$work/e"; rc=$?
+	check "agent: eval without the process's opt-in: refused, exit 4" sh -c "test $rc = 4 && grep -q 'eval refused' '$work/e'"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$RBSCOPE" backtraces -p $p >/dev/null 2>"$work/e"; rc=$?
+	check "agent: another uid cannot reach the socket: exit 4" test $rc = 4
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+dac_override,+dac_read_search \
+		--ambient-caps=+dac_override,+dac_read_search "$RBSCOPE" backtraces -p $p >/dev/null 2>"$work/e"; rc=$?
+	check "agent: another uid that can reach the socket is refused by the agent (SO_PEERCRED): exit 4" \
+		sh -c "test $rc = 4 && grep -q 'refused us: permission denied: uid 65534' '$work/e'"
+	sock=/tmp/rbscope-0/$p.sock
+	ruby "$ac" $sock oversized >"$work/c1" 2>&1
+	check "agent: an oversized request gets an error and the connection goes on" \
+		sh -c "grep -q '^ERROR request too large' '$work/c1' && grep -q '^OK rbscope-agent' '$work/c1'"
+	ruby "$ac" $sock unknown >"$work/c2" 2>&1
+	check "agent: an unknown request type gets an error and the connection goes on" \
+		sh -c "grep -q '^ERROR unknown request type 999' '$work/c2' && grep -q '^OK rbscope-agent' '$work/c2'"
+	ruby "$ac" $sock partial >"$work/c3" 2>&1 &
+	cp=$!
+	sleep 0.5
+	"$RBSCOPE" backtraces -p $p >/dev/null 2>&1; rc=$?
+	wait $cp
+	check "agent: a client stalled mid-frame is dropped and others are still served" \
+		sh -c "test $rc = 0 && grep -q dropped '$work/c3'"
+	stop_ruby $p
+}
+# A planted symlink: as the socket directory, refused; as the socket itself, replaced, never followed.
+mkdir -p "$work/xdg1" "$work/elsewhere" && ln -s "$work/elsewhere" "$work/xdg1/rbscope"
+start_agent 3.1 sleep XDG_RUNTIME_DIR="$work/xdg1" && {
+	check "agent: a symlinked socket directory is refused (and said so)" grep -q 'not listening' "$work/agent-3.1-sleep.out"
+	check "agent: ... nothing is created where it points" test -z "$(ls -A "$work/elsewhere")"
+	"$RBSCOPE" backtraces -p $apid >/dev/null 2>&1; rc=$?
+	check "agent: ... and the CLI says there is no agent: exit 11" test $rc = 11
+	stop_ruby $apid
+}
+mkdir -p -m 700 "$work/xdg2/rbscope" && echo precious >"$work/victim"
+env XDG_RUNTIME_DIR="$work/xdg2" RUBYLIB="$top/lib:$ext" sh -c \
+	'ln -s "$0" "$XDG_RUNTIME_DIR/rbscope/$$.sock"; exec ruby -rrbscope "$1" sleep' "$work/victim" "$at" >"$work/planted.out" 2>&1 &
+apid=$!
+pids="$pids $apid"
+for _ in $(seq 50); do grep -q '^ready' "$work/planted.out" && break; sleep 0.1; done
+check "agent: a symlink planted at the socket path is replaced, not followed" \
+	sh -c "test -S '$work/xdg2/rbscope/$apid.sock' && test \"\$(cat '$work/victim')\" = precious && '$RBSCOPE' backtraces -p $apid >/dev/null"
+stop_ruby $apid
+ruby -e 'puts "ready"; sleep' >/dev/null &
+plain=$!
+pids="$pids $plain"
+sleep 0.3
+"$RBSCOPE" backtraces -p $plain 2>"$work/e"; rc=$?
+check "agent: a Ruby without the gem: exit 11, with a hint" sh -c "test $rc = 11 && grep -q 'RUBYOPT=-rrbscope' '$work/e'"
+stop_ruby $plain
+"$RBSCOPE" trace -p 999999 -m Foo#bar 2>/dev/null; rc=$?
+check "agent: trace of no such pid: exit 3" test $rc = 3
