@@ -3,21 +3,28 @@ CC ?= cc
 PREFIX ?= /usr/local
 BUILD ?= build
 CFLAGS ?= -O2 -g
+# One version for the CLI and the gem.
+VERSION := $(shell sed -n 's/.*VERSION = "\(.*\)"/\1/p' lib/rbscope/version.rb)
 # Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
-WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP
+WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -DRBSCOPE_VERSION='"$(VERSION)"'
 LDLIBS = -ldw -lelf -lz
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c src/heap/*.c)
+	src/profile/*.c src/output/*.c src/heap/*.c src/agent/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test unit integration asan bench demo install clean
-all: deps $(BUILD)/rbscope
+# The gem's extension, built with mkmf for the host's Ruby; tests load it with -I lib -I $(BUILD)/ext.
+EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb src/agent/proto.c src/agent/proto.h \
+	src/agent/ring.h
+EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
+
+.PHONY: all deps test unit integration asan fuzz bench demo install gem clean
+all: deps $(BUILD)/rbscope $(EXT_SO)
 
 # Install missing Debian packages (a no-op when all are there). RBSCOPE_NO_DEPS=1 skips it.
 deps:
@@ -25,6 +32,16 @@ deps:
 
 $(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(EXT_SO): $(EXT_DEPS)
+	@mkdir -p $(BUILD)/ext/rbscope
+	@# mkmf's own flags: not the ones given to this make (an ASan build must not reach an extension Ruby loads)
+	cd $(BUILD)/ext && ruby $(abspath ext/rbscope/extconf.rb) >/dev/null && \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s >/dev/null && cp rbscope.so rbscope/
+
+# The gem itself (offline: nothing but Debian's ruby and ruby-dev).
+gem: all
+	gem build rbscope.gemspec --output $(BUILD)/rbscope-$(VERSION).gem
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -38,15 +55,30 @@ unit: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
 integration: all
-	@RBSCOPE=$(abspath $(BUILD)/rbscope) tests/integration/run
+	@RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext) tests/integration/run
 
 test: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
-	@RBSCOPE=$(abspath $(BUILD)/rbscope) tests/integration/run
+	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \
+		tests/fuzz/run $(BUILD)/fuzz/fuzz_heap $(FUZZ_SECONDS); else echo "fuzz: skipped, no $(FUZZ_CC)"; fi
+	@RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext) tests/integration/run
 
 # The same tests against an ASan+UBSan build.
 asan: deps
 	$(MAKE) RBSCOPE_NO_DEPS=1 BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+# libFuzzer on the heap-dump reader and analyses (Debian: clang, libclang-rt-dev); make test runs it briefly.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := tests/fuzz/fuzz_heap.c $(wildcard src/heap/*.c src/lib/*.c) src/output/json.c
+fuzz: $(BUILD)/fuzz/fuzz_heap
+$(BUILD)/fuzz/fuzz_heap: $(FUZZ_SRC) $(wildcard src/heap/*.h src/lib/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 -D_GNU_SOURCE \
+		-Wall -Wextra -Isrc -o $@ $(FUZZ_SRC) -lz
+
+# The binary by its absolute path too, as scripts name it.
+$(abspath $(BUILD))/rbscope: $(BUILD)/rbscope
 
 bench: all
 	bench/run

@@ -16,9 +16,14 @@ int cmd_top(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_heap(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_backtraces(int argc, char **argv);
+int cmd_gcstat(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_heapdump(int argc, char **argv);
 
 extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_heap[],
-	usage_version[];
+	usage_version[], usage_trace[], usage_backtraces[], usage_gcstat[], usage_eval[], usage_heapdump[];
 
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;
