@@ -113,9 +113,9 @@ static int cmd_heap_path(int argc, char **argv)
 		return error("'%s' is not an address (0x7f0a12345678, as in the dump)", a), EXIT_USAGE;
 	struct heap_stats st;
 	int err = heap_path(path, addr, stdout, &st);
-	heap_report_bad(path, &st);
-	if (err == ERR_BAD_FILE)
+	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	heap_report_bad(path, &st);
 	if (err == ERR_NOT_FOUND)
 		return error("%s: no object at 0x%llx in the dump", path, addr), err_exit_code(err);
 	if (err == ERR_UNREACHABLE)
@@ -163,9 +163,9 @@ static int cmd_heap_retained(int argc, char **argv)
 	const char *path = argv[optind];
 	struct heap_stats st;
 	int err = heap_retained(path, by, top, json, stdout, &st);
-	heap_report_bad(path, &st);
-	if (err == ERR_BAD_FILE)
+	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	heap_report_bad(path, &st);
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
 }
 
@@ -198,9 +198,9 @@ static int cmd_heap_strings(int argc, char **argv)
 	const char *path = argv[optind];
 	struct heap_stats st;
 	int err = heap_strings(path, top, json, stdout, &st);
-	heap_report_bad(path, &st);
-	if (err == ERR_BAD_FILE)
+	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	heap_report_bad(path, &st);
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
 }
 

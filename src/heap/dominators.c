@@ -19,7 +19,7 @@ static const uint32_t *succ(const struct graph *g, const struct heap_dom *d, uin
 	}
 	uint32_t v = d->order[a];
 	*cnt = g->ecnt[v];
-	return g->edges + g->eoff[v];
+	return *cnt ? g->edges + g->eoff[v] : NULL;
 }
 
 /* Number the reachable nodes in depth-first preorder, with parent[] the tree; cursor[] and stack[] are scratch. */

@@ -131,8 +131,8 @@ static int64_t number(const char *p, const char *end, int *ok)
 	int neg = p < end && *p == '-';
 	int64_t v = 0;
 	const char *s = p + neg;
-	for (p = s; p < end && *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (*p - '0');
+	for (p = s; p < end && *p >= '0' && *p <= '9'; p++) /* past INT64_MAX stays there: a corrupt number */
+		v = v > (INT64_MAX - 9) / 10 ? INT64_MAX : v * 10 + (*p - '0');
 	*ok = p > s;
 	return neg ? -v : v;
 }
@@ -276,9 +276,9 @@ static ssize_t pull(gzFile gz, int fd, char *buf, size_t n)
 }
 
 /* Scan through a bounded buffer, so memory stays small whatever the dump's size. */
-static int read_stream(gzFile gz, int fd, heap_fn fn, void *arg, struct heap_stats *st)
+static int read_stream(gzFile gz, int fd, size_t size, heap_fn fn, void *arg, struct heap_stats *st)
 {
-	size_t cap = CHUNK * 2, have = 0;
+	size_t cap = size && size < CHUNK ? size + 4096 : CHUNK * 2, have = 0; /* a small file: a small buffer */
 	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
@@ -324,7 +324,7 @@ int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *st)
 	if (regular && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
 		/* A plain file: read it through the buffer (mapping it would count the whole dump as ours). */
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		err = read_stream(NULL, fd, fn, arg, st);
+		err = read_stream(NULL, fd, (size_t)sb.st_size, fn, arg, st);
 		close(fd);
 	} else {
 		gzFile gz = gzdopen(fd, "rb"); /* reads plain data too */
@@ -333,7 +333,7 @@ int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *st)
 			return -ENOMEM;
 		}
 		gzbuffer(gz, 1u << 20);
-		err = read_stream(gz, -1, fn, arg, st);
+		err = read_stream(gz, -1, 0, fn, arg, st);
 		gzclose(gz);
 	}
 	if (!err && !st->records)

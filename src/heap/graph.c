@@ -22,7 +22,7 @@ static int grow(void *pp, size_t size, size_t cap)
 
 static int grow_nodes(struct heap_graph *g)
 {
-	size_t cap = g->cap ? (size_t)g->cap * 2 : 1u << 16;
+	size_t cap = g->cap ? (size_t)g->cap * 2 : 1024;
 	if (cap > MAX_NODES)
 		cap = MAX_NODES;
 	if (cap <= g->n)
@@ -45,7 +45,7 @@ static size_t slot_of(const struct heap_graph *g, uint64_t addr)
 /* Keep the address hash at most 3/4 full. */
 static int grow_slots(struct heap_graph *g)
 {
-	size_t cap = g->scap ? g->scap * 2 : 1u << 17;
+	size_t cap = g->scap ? g->scap * 2 : 2048;
 	uint32_t *old = g->slots;
 	size_t oldcap = g->scap;
 	if (!(g->slots = calloc(cap, sizeof(*g->slots)))) {
@@ -118,6 +118,8 @@ static int hexdigit(char c)
 /* Call add(g, node, arg) for every "0x..." address in a references list; stops at g->err. */
 static void each_ref(struct heap_graph *g, struct span refs, void (*add)(struct heap_graph *, uint32_t, int), int arg)
 {
+	if (!refs.n)
+		return;
 	const char *p = refs.p, *e = refs.p + refs.n;
 	while (p < e && !g->err) {
 		const char *x = memchr(p, 'x', (size_t)(e - p));
@@ -139,7 +141,7 @@ static void add_edge(struct heap_graph *g, uint32_t v, int unused)
 {
 	(void)unused;
 	if (g->nedges == g->ecap) {
-		size_t cap = g->ecap ? g->ecap * 2 : 1u << 18;
+		size_t cap = g->ecap ? g->ecap * 2 : 4096;
 		if (cap > UINT32_MAX)
 			cap = UINT32_MAX;
 		if (cap <= g->nedges) {

@@ -326,7 +326,8 @@ static int report(struct retained *r, int top, int json, FILE *out)
 		free(gid);
 		if (err)
 			return err;
-		qsort(r->groups, r->ngroups, sizeof(*r->groups), by_retained);
+		if (r->ngroups)
+			qsort(r->groups, r->ngroups, sizeof(*r->groups), by_retained);
 		n = r->ngroups < want ? r->ngroups : want;
 		if (json)
 			fprintf(out, ",\"by\":\"%s\",\"groups\":[", r->by == HEAP_RETAINED_CLASS ? "class" : "location");
@@ -343,12 +344,13 @@ int heap_retained(const char *path, enum heap_retained_by by, int top, int json,
 {
 	struct retained r = { .by = by };
 	int err = heap_graph_load(&r.g, path, st);
-	if (!err)
-		err = heap_dom_build(&r.d, r.g.n, r.g.eoff, r.g.ecnt, r.g.edges, r.g.roots, r.g.nroots);
 	if (!err) {
-		free(r.g.slots); /* no more lookups by address */
+		free(r.g.slots); /* no more lookups by address: room for the dominator tree */
 		r.g.slots = NULL;
 		r.g.scap = 0;
+		err = heap_dom_build(&r.d, r.g.n, r.g.eoff, r.g.ecnt, r.g.edges, r.g.roots, r.g.nroots);
+	}
+	if (!err) {
 		tally(&r);
 		err = retain(&r);
 	}

@@ -191,7 +191,8 @@ int heap_strings(const char *path, int top, int json, FILE *out, struct heap_sta
 				waste += wasted(&s.v[i]);
 				s.v[ndup++] = s.v[i];
 			}
-		qsort(s.v, ndup, sizeof(*s.v), by_waste);
+		if (ndup)
+			qsort(s.v, ndup, sizeof(*s.v), by_waste);
 		print(&s, ndup, copies, waste, top, json, out);
 		if (fflush(out) || ferror(out))
 			err = -(errno ?: EIO);

@@ -180,7 +180,8 @@ int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out
 	if (!err)
 		err = s.err;
 	if (!err) {
-		qsort(s.g, s.n, sizeof(*s.g), by_memsize);
+		if (s.n)
+			qsort(s.g, s.n, sizeof(*s.g), by_memsize);
 		char l[1200];
 		if (json) {
 			fprintf(out, "{\"objects\":%llu,\"memsize\":%llu,\"bad_lines\":%llu,\"by\":\"%s\",\"groups\":[",
