@@ -73,3 +73,121 @@ for ver in 3.1 3.3 2.7; do
 done
 "$RBSCOPE" heap diff "$work/leak-3.1/d1.json" "$work/random.bin" >/dev/null 2>&1; rc=$?
 check "heap diff: a dump with no records: exit 8" test $rc = 8
+
+# heap path, retained and strings on a dump with known structures (heapgraph.rb), each figure checked
+# against the slow, obvious reading of the same dump with Ruby's JSON parser (heap-graph-truth.rb).
+hg=$top/tests/integration/ruby/heapgraph.rb
+hg_line() { grep -n "$1" "$hg" | head -n 1 | cut -d: -f1; }
+printf 'MODULE PathHolder heapgraph.rb:%s\nHASH Hash heapgraph.rb:%s\nARRAY Array heapgraph.rb:%s\nOBJECT Planted heapgraph.rb:%s\n' \
+	"$(hg_line '^module PathHolder')" "$(hg_line '# PATH_HASH$')" "$(hg_line '# PATH_ARRAY$')" "$(hg_line '# PATH_OBJECT$')" \
+	>"$work/path-want"
+for ver in 3.1 3.3 2.7; do
+	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap graph: ruby $ver: no Ruby here"; continue; }
+	g=$work/graph-$ver.json
+	if [ "$root" = / ]; then
+		ruby "$hg" "$g" >"$work/graph-$ver.addr"
+	else
+		mkdir -p "$root/tmp/rbscope-it" && cp "$hg" "$root/tmp/rbscope-it/"
+		chroot "$root" ruby /tmp/rbscope-it/heapgraph.rb /tmp/rbscope-it/graph.json >"$work/graph-$ver.addr" &&
+			mv "$root/tmp/rbscope-it/graph.json" "$g"
+	fi
+	planted=$(awk '$1 == "planted" { print $2 }' "$work/graph-$ver.addr")
+	holder=$(awk '$1 == "holder" { print $2 }' "$work/graph-$ver.addr")
+	if [ ! -s "$g" ] || [ -z "$planted" ] || [ -z "$holder" ]; then
+		not_ok "heap graph: ruby $ver: could not write a dump"
+		continue
+	fi
+	truth=$work/graph-truth-$ver
+	ruby "$top/tests/integration/ruby/heap-graph-truth.rb" "$g" "$planted" "$holder" >"$truth"
+	t() { awk -F'\t' -v k="$1" -v i="$2" '$1 == k { print $i }' "$truth"; }
+
+	"$RBSCOPE" heap path "$g" "$planted" >"$work/path.txt" 2>"$work/path.err"; rc=$?
+	check "heap path: ruby $ver: exit 0, $(t path_length 2) references from a root, as Ruby's own search finds" \
+		sh -c "test $rc = 0 && test $(t path_length 2) -gt 4 && grep -q '^$planted is $(t path_length 2) references from the root \"[a-z_]*\":\$' '$work/path.txt'"
+	tail -n 4 "$work/path.txt" | awk '{ sub(/.*\//, "", $NF); print $2, $3, $NF }' >"$work/path-got"
+	check "heap path: ruby $ver: ends constant PathHolder -> Hash -> Array -> Planted, each at its line ($(tail -n 4 "$work/path-got" | tr '\n' '|'))" \
+		sh -c "cmp -s '$work/path-want' '$work/path-got' && tail -n 1 '$work/path.txt' | grep -q '^  $planted '"
+
+	"$RBSCOPE" heap retained "$g" --top 0 --json >"$work/ret.json"; rc=$?
+	ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); h = j["objects"].find { |o| o["address"] == ARGV[1] } || {}
+		puts "holder_retained\t#{h["retained"]}\t#{h["retained_objects"]}"
+		puts "reachable\t#{j["reachable"]["objects"]}\t#{j["reachable"]["memsize"]}"
+		puts "unreachable\t#{j["unreachable"]["objects"]}\t#{j["unreachable"]["memsize"]}"' "$work/ret.json" "$holder" >"$work/ret-got"
+	grep -E '^(reachable|unreachable|holder_retained)	' "$truth" >"$work/ret-want"
+	check "heap retained: ruby $ver: reachable, unreachable and the holder's retained size ($(t holder_retained 2) bytes, $(t holder_retained 3) objects) as Ruby's searches find" \
+		sh -c "test $rc = 0 && test $(t holder_retained 2) -ge 300000 && cmp -s '$work/ret-want' '$work/ret-got'"
+	# Every object's retained size, and every group's, equal those of dominators found another way.
+	"$RBSCOPE" heap retained "$g" --by class --top 0 --json >"$work/retc.json"
+	"$RBSCOPE" heap retained "$g" --by location --top 0 --json >"$work/retl.json"
+	ruby -rjson -e 'o, c, l = ARGV.map { |f| JSON.parse(File.read(f)) }
+		out = o["objects"].map { |x| "object\t#{x["address"]}\t#{x["retained"]}\t#{x["retained_objects"]}" }
+		[["class", c], ["location", l]].each { |by, j| j["groups"].each { |g|
+			out << "#{by}\t#{g["key"]}\t#{g["retained"]}\t#{g["retained_objects"]}\t#{g["instances"]}\t#{g["memsize"]}" } }
+		puts out.sort' "$work/ret.json" "$work/retc.json" "$work/retl.json" >"$work/dom-got"
+	grep -E '^(object|class|location)	' "$truth" >"$work/dom-want"
+	check "heap retained: ruby $ver: all $(grep -c '^object' "$work/dom-want") objects' retained sizes, and all groups by class and location, equal Cooper-Harvey-Kennedy's in Ruby" \
+		cmp -s "$work/dom-want" "$work/dom-got"
+	# The Array and its 300 Strings share a line; the Strings, dominated by the Array, are not counted again.
+	check "heap retained --by location: ruby $ver: the RETAINED line counts its Array's retained size once" \
+		ruby -rjson -e 'g = JSON.parse(File.read(ARGV[0]))["groups"].find { |x| x["key"].end_with?("heapgraph.rb:#{ARGV[1]}") }
+			exit(g && g["retained"] < 2 * 300_000 && g["retained"] >= 300 * 1000 && g["instances"] >= 301 ? 0 : 1)' \
+		"$work/retl.json" "$(hg_line '# RETAINED$')"
+	cp "$work/ret.json" "$work/ret-$ver.json"
+
+	"$RBSCOPE" heap strings "$g" --top 0 --json >"$work/str.json"; rc=$?
+	check "heap strings: ruby $ver: exactly 777 copies of the DUPLICATES value ($(t duplicates 2) by Ruby's count), 776 x 15 bytes wasted" \
+		ruby -rjson -e 'v = JSON.parse(File.read(ARGV[0]))["values"].find { |x| x["value"] == "rbscope-dup-777" }
+			exit(ARGV[1] == "0" && v && v["count"] == 777 && ARGV[2] == "777" && v["wasted"] == 776 * 15 && !v["truncated"] ? 0 : 1)' \
+		"$work/str.json" "$rc" "$(t duplicates 2)"
+	check "heap strings: ruby $ver: the 50 copies of 3000 bytes first, 147000 bytes wasted, value cut" \
+		ruby -rjson -e 'v = JSON.parse(File.read(ARGV[0]))["values"][0]
+			exit(v["value"] =~ /\AL{40,}\z/ && v["truncated"] && v["count"] == 50 && v["bytesize"] == 3000 && v["wasted"] == 147000 ? 0 : 1)' \
+		"$work/str.json"
+done
+
+g=$work/graph-3.1.json
+if [ -s "$g" ]; then
+	"$RBSCOPE" heap path "$g" 0x10 >/dev/null 2>"$work/e"; rc=$?
+	check "heap path: an address not in the dump: exit 8, one line naming it" \
+		sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1 && grep -q 'no object at 0x10 ' '$work/e'"
+	{ cat "$g"; echo '{"address":"0x18", "type":"OBJECT", "class":"0x0", "memsize":40}'; } >"$work/plus.json"
+	"$RBSCOPE" heap path "$work/plus.json" 0x18 >/dev/null 2>"$work/e"; rc=$?
+	check "heap path: an object no root reaches: exit 10, says so" sh -c "test $rc = 10 && grep -q 'no root reaches it' '$work/e'"
+	"$RBSCOPE" heap retained "$work/plus.json" --top 1 --json >"$work/plus-ret.json"
+	check "heap retained: one more unreachable object of 40 bytes counted apart" \
+		ruby -rjson -e 'a, b = ARGV.map { |f| JSON.parse(File.read(f))["unreachable"] }
+			exit(b["objects"] == a["objects"] + 1 && b["memsize"] == a["memsize"] + 40 ? 0 : 1)' "$work/ret-3.1.json" "$work/plus-ret.json"
+	"$RBSCOPE" heap path "$g" zz >/dev/null 2>&1; rc=$?
+	check "heap path: an argument that is no address: exit 2" test $rc = 2
+	"$RBSCOPE" heap retained "$g" --by nothing >/dev/null 2>&1; rc=$?
+	check "heap retained: --by nothing: exit 2" test $rc = 2
+	{ head -n 3000 "$g"; printf '{"address":"0x7f'; } >"$work/cut.json"
+	"$RBSCOPE" heap retained "$work/cut.json" >"$work/cut.out" 2>"$work/e"; rc=$?
+	check "heap retained: a dump cut mid-line: exit 0, the cut line reported" \
+		sh -c "test $rc = 0 && grep -q 'objects reachable' '$work/cut.out' && grep -q '1 of 3001 lines are not heap records (first at line 3001)' '$work/e'"
+	for cmd in "path 0x10" retained strings; do
+		"$RBSCOPE" heap ${cmd%% *} "$work/random.bin" ${cmd#"${cmd%% *}"} >/dev/null 2>"$work/e"; rc=$?
+		check "heap ${cmd%% *}: a file with no records: exit 8 and one line" \
+			sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1 && grep -q 'no heap records' '$work/e'"
+	done
+	"$RBSCOPE" heap strings "$work/no-such.json" 2>"$work/e"; rc=$?
+	check "heap strings: a missing file: non-zero exit, names it" sh -c "test $rc != 0 && grep -q 'no-such.json' '$work/e'"
+fi
+
+# What Ruby writes unescaped (the "file" of a script named we"ird\) and lines of many MB still read.
+weird=$work/q/'we"ird\'
+mkdir -p "$work/q" && cp "$hg" "$weird"
+(cd "$work" && ruby 'q/we"ird\' "$work/weird.json" >"$work/weird.addr")
+"$RBSCOPE" heap path "$work/weird.json" "$(awk '$1 == "planted" { print $2 }' "$work/weird.addr")" >"$work/weird.txt" 2>"$work/e"
+check "heap: a script path with a quote and a trailing backslash, written unescaped by Ruby, reads: no bad line" \
+	sh -c "tail -n 1 '$work/weird.txt' | grep -q 'Planted  *q/we\"ird\\\\:$(hg_line '# PATH_OBJECT$')\$' && ! test -s '$work/e'"
+ruby -robjspace -e '$big = Array.new(1_000_000, Object.new); $s = Array.new(3) { "x" * 6_000_000 }
+	GC.start; File.open(ARGV[0], "w") { |f| ObjectSpace.dump_all(output: f) }' "$work/long.json"
+"$RBSCOPE" heap strings "$work/long.json" --top 1 >"$work/long.txt" 2>&1
+check "heap strings: three 6 MB strings on 6 MB lines: 3 copies, 12000000 bytes wasted" \
+	grep -Eq '^ +3 +12000000 +18000000 +6000000  "x{48}"\.\.\.$' "$work/long.txt"
+"$RBSCOPE" heap retained "$work/long.json" --top 3 --json >"$work/long.json.ret" 2>&1
+# (memsize comes after the references on the line: read right only if the whole line was)
+check "heap retained: an Array of 1,000,000 references, one 18 MB line, read with its memsize" \
+	ruby -rjson -e 'exit(JSON.parse(File.read(ARGV[0]))["objects"].any? { |o| o["type"] == "ARRAY" && o["memsize"] >= 8_000_000 } ? 0 : 1)' \
+	"$work/long.json.ret"
