@@ -12,7 +12,7 @@
 
 #include "../lib/err.h"
 
-#define CHUNK (8u << 20) /* read size for pipes and gzip */
+#define CHUNK (1u << 20) /* read size */
 
 int span_eq(struct span s, const char *lit)
 {
