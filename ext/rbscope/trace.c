@@ -28,6 +28,7 @@ struct tracer {
 	uint32_t gen;
 	volatile int live; /* cleared in a fork's child: its hooks must not write to the parent's ring */
 	struct ring_hdr *ring;
+	struct ring_prod prod;
 	size_t map_size;
 	/* settings */
 	int firehose, slow_cpu, gc, emit_calls;
@@ -167,37 +168,37 @@ static void emit_name(struct tracer *t, uint32_t id, const char *s, size_t n)
 {
 	if (n > 4096)
 		n = 4096;
-	struct ring_name *r = ring_reserve(t->ring, (uint32_t)(sizeof(*r) + n), RING_NAME);
+	struct ring_name *r = ring_reserve(&t->prod, (uint32_t)(sizeof(*r) + n), RING_NAME);
 	if (!r)
 		return;
 	r->id = id;
 	r->len = (uint32_t)n;
 	memcpy(r + 1, s, n);
-	ring_commit(t->ring, r);
+	ring_commit(&t->prod, r);
 }
 
 static void emit_text(struct tracer *t, uint16_t kind, uint32_t tid, const char *s, size_t n)
 {
 	if (n > 65536)
 		n = 65536;
-	struct ring_text *r = ring_reserve(t->ring, (uint32_t)(sizeof(*r) + n), RING_TEXT);
+	struct ring_text *r = ring_reserve(&t->prod, (uint32_t)(sizeof(*r) + n), RING_TEXT);
 	if (!r)
 		return;
 	r->r.flags = kind;
 	r->tid = tid;
 	r->len = (uint32_t)n;
 	memcpy(r + 1, s, n);
-	ring_commit(t->ring, r);
+	ring_commit(&t->prod, r);
 }
 
 static void emit_call(struct tracer *t, uint16_t type, uint32_t id, uint32_t tid, uint64_t ts, uint64_t dur,
 		      uint64_t cpu, uint32_t depth)
 {
-	struct ring_call *c = ring_reserve(t->ring, sizeof(*c), type);
+	struct ring_call *c = ring_reserve(&t->prod, sizeof(*c), type);
 	if (!c)
 		return;
 	c->id = id, c->tid = tid, c->ts = ts, c->dur = dur, c->cpu = cpu, c->depth = depth, c->pad = 0;
-	ring_commit(t->ring, c);
+	ring_commit(&t->prod, c);
 }
 
 /* A slow call's callers, innermost first, as "label (path:line)" lines. */
@@ -360,7 +361,7 @@ static void gc_hook(VALUE tpval, void *data)
 	case RUBY_INTERNAL_EVENT_GC_END_SWEEP:
 		if (t->gc_phase == 2) {
 			t->gc_phase = 3;
-			struct ring_gc *g = ring_reserve(t->ring, sizeof(*g), RING_GC);
+			struct ring_gc *g = ring_reserve(&t->prod, sizeof(*g), RING_GC);
 			if (!g)
 				break;
 			g->count = (uint64_t)rb_gc_count();
@@ -371,7 +372,7 @@ static void gc_hook(VALUE tpval, void *data)
 			/* the step that is ending now is not counted yet: add it from its enter */
 			g->pause = t->gc_pause + (t->gc_enter ? now - t->gc_enter : 0);
 			g->steps = t->gc_steps + 1;
-			ring_commit(t->ring, g);
+			ring_commit(&t->prod, g);
 		}
 		break;
 	case RUBY_INTERNAL_EVENT_GC_ENTER:
@@ -517,6 +518,7 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 		free(t);
 		return NULL;
 	}
+	ring_prod_init(&t->prod, t->ring);
 	t->keep = rb_ary_new();
 	t->tps = rb_ary_new();
 	rb_ary_push(t->keep, t->tps);

@@ -93,70 +93,118 @@ static inline size_t ring_map_size(uint64_t size)
 }
 
 /*
+ * Each side keeps its own copy of the other's counter and re-reads the shared
+ * one only when that copy says the ring is full (producer) or empty
+ * (consumer), and the consumer publishes its tail once per batch: the two
+ * cores then rarely touch the same cache line, which is most of the cost of
+ * a naive shared ring.
+ */
+struct ring_prod {
+	struct ring_hdr *h;
+	char *data;
+	uint64_t head, tail, mask, size;
+};
+
+struct ring_cons {
+	struct ring_hdr *h;
+	const char *data;
+	uint64_t head, tail, mask, size;
+};
+
+static inline void ring_prod_init(struct ring_prod *p, struct ring_hdr *h)
+{
+	p->h = h;
+	p->data = (char *)h + h->data_off;
+	p->head = h->head;
+	p->tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	p->size = h->size;
+	p->mask = h->size - 1;
+}
+
+static inline void ring_cons_init(struct ring_cons *c, struct ring_hdr *h)
+{
+	c->h = h;
+	c->data = (const char *)h + h->data_off;
+	c->tail = h->tail;
+	c->head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+	c->size = h->size;
+	c->mask = h->size - 1;
+}
+
+/*
  * Producer: a pointer to len bytes (aligned) for a record of this type, or
  * NULL when full (counted in dropped). ring_commit() publishes it.
  */
-static inline void *ring_reserve(struct ring_hdr *h, uint32_t len, uint16_t type)
+static inline void *ring_reserve(struct ring_prod *p, uint32_t len, uint16_t type)
 {
-	char *data = (char *)h + h->data_off;
-	uint64_t head = h->head; /* only we write it */
-	uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
-	uint64_t pos = head & (h->size - 1);
-	uint64_t room_to_end = h->size - pos;
+	uint64_t pos = p->head & p->mask;
+	uint64_t room_to_end = p->size - pos;
 	len = (uint32_t)ring_align(len);
 	uint64_t need = len <= room_to_end ? len : room_to_end + len;
-	if (len > h->size / 2 || head + need - tail > h->size) {
-		__atomic_store_n(&h->dropped, h->dropped + 1, __ATOMIC_RELAXED);
-		return NULL;
+	if (len > p->size / 2)
+		goto full;
+	if (p->head + need - p->tail > p->size) {
+		p->tail = __atomic_load_n(&p->h->tail, __ATOMIC_ACQUIRE);
+		if (p->head + need - p->tail > p->size)
+			goto full;
 	}
 	if (len > room_to_end) {
-		struct ring_rec *pad = (struct ring_rec *)(data + pos);
+		struct ring_rec *pad = (struct ring_rec *)(p->data + pos);
 		pad->len = (uint32_t)room_to_end;
 		pad->type = RING_PAD;
-		head += room_to_end;
-		__atomic_store_n(&h->head, head, __ATOMIC_RELEASE);
+		p->head += room_to_end;
 		pos = 0;
 	}
-	struct ring_rec *r = (struct ring_rec *)(data + pos);
+	struct ring_rec *r = (struct ring_rec *)(p->data + pos);
 	r->len = len;
 	r->type = type;
 	r->flags = 0;
 	return r;
+full:
+	__atomic_store_n(&p->h->dropped, p->h->dropped + 1, __ATOMIC_RELAXED);
+	return NULL;
 }
 
-static inline void ring_commit(struct ring_hdr *h, void *rec)
+static inline void ring_commit(struct ring_prod *p, void *rec)
 {
-	__atomic_store_n(&h->head, h->head + ((struct ring_rec *)rec)->len, __ATOMIC_RELEASE);
+	p->head += ((struct ring_rec *)rec)->len;
+	__atomic_store_n(&p->h->head, p->head, __ATOMIC_RELEASE);
 }
 
 /*
  * Consumer: the next record or NULL when empty. The record stays valid
  * until ring_release(). A record whose len makes no sense returns NULL and
- * sets *bad (the ring is then unusable).
+ * sets *bad (the ring is then unusable). ring_publish() hands the space
+ * read so far back to the producer: call it after a batch.
  */
-static inline const struct ring_rec *ring_peek(struct ring_hdr *h, int *bad)
+static inline const struct ring_rec *ring_peek(struct ring_cons *c, int *bad)
 {
-	const char *data = (const char *)h + h->data_off;
 	for (;;) {
-		uint64_t tail = h->tail;
-		uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
-		if (tail == head)
-			return NULL;
-		uint64_t pos = tail & (h->size - 1);
-		const struct ring_rec *r = (const struct ring_rec *)(data + pos);
-		if (r->len < sizeof(*r) || r->len % 8 || r->len > h->size - pos || r->len > head - tail) {
+		if (c->tail == c->head) {
+			c->head = __atomic_load_n(&c->h->head, __ATOMIC_ACQUIRE);
+			if (c->tail == c->head)
+				return NULL;
+		}
+		uint64_t pos = c->tail & c->mask;
+		const struct ring_rec *r = (const struct ring_rec *)(c->data + pos);
+		if (r->len < sizeof(*r) || r->len % 8 || r->len > c->size - pos || r->len > c->head - c->tail) {
 			*bad = 1;
 			return NULL;
 		}
 		if (r->type != RING_PAD)
 			return r;
-		__atomic_store_n(&h->tail, tail + r->len, __ATOMIC_RELEASE);
+		c->tail += r->len;
 	}
 }
 
-static inline void ring_release(struct ring_hdr *h, const struct ring_rec *r)
+static inline void ring_release(struct ring_cons *c, const struct ring_rec *r)
 {
-	__atomic_store_n(&h->tail, h->tail + r->len, __ATOMIC_RELEASE);
+	c->tail += r->len;
+}
+
+static inline void ring_publish(struct ring_cons *c)
+{
+	__atomic_store_n(&c->h->tail, c->tail, __ATOMIC_RELEASE);
 }
 
 #endif

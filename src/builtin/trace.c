@@ -309,18 +309,19 @@ static int print_rec(struct printer *p, const struct ring_rec *r)
 	return 0; /* a newer agent's record: skip it */
 }
 
-/* Everything in the ring now; the count, or -1 if the ring is corrupt. */
-static long drain(struct ring_hdr *h, struct printer *p)
+/* What the ring holds now, up to a batch (so that Ctrl-C and -d are seen); the count, or -1 if corrupt. */
+static long drain(struct ring_cons *rc, struct printer *p)
 {
 	long n = 0;
 	int bad = 0;
 	const struct ring_rec *r;
-	while ((r = ring_peek(h, &bad))) {
+	while (n < 65536 && (r = ring_peek(rc, &bad))) {
 		if (print_rec(p, r) < 0)
 			return -1;
-		ring_release(h, r);
+		ring_release(rc, r);
 		n++;
 	}
+	ring_publish(rc);
 	return bad ? -1 : n;
 }
 
@@ -375,10 +376,12 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	free(reply);
 
 	struct printer p = { .out = out, .slow_cpu = o->slow_cpu, .last_tid = UINT32_MAX };
+	struct ring_cons rc;
+	ring_cons_init(&rc, h);
 	uint64_t deadline = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int idle_ms = 1, gone = 0, code = EXIT_OK;
 	while (!stop && now_ns() < deadline) {
-		long n = drain(h, &p);
+		long n = drain(&rc, &p);
 		if (n < 0) {
 			error("process %d: the event ring is corrupt", o->pid);
 			code = EXIT_AGENT;
@@ -411,7 +414,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 			gone = 1;
 		free(bye);
 	}
-	if (code == EXIT_OK && drain(h, &p) < 0) {
+	if (code == EXIT_OK && drain(&rc, &p) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
 	}
