@@ -528,6 +528,8 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 	for (long i = 0; i < RARRAY_LEN(methods); i++)
 		add_method(t, rb_ary_entry(methods, i), notes);
 	if (t->gc) {
+		/* rb_gc_stat() makes its key symbols on first use: here, never inside GC, where allocating is fatal. */
+		rb_gc_stat(ID2SYM(id_major_gc_count));
 		VALUE tp = rb_tracepoint_new(Qnil,
 					     RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
 						     RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |

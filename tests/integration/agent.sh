@@ -53,6 +53,11 @@ for ver in 3.1 3.3; do
 	"$RBSCOPE" backtraces -p $p >"$work/bt" 2>"$work/e"
 	check "agent: ruby $ver: backtraces of every thread, with names and tids" \
 		sh -c "grep -q '\"main\" tid $p ' '$work/bt' && grep -q '\"ticker\" tid [0-9]' '$work/bt' && grep -q 'agent-target.rb:[0-9]*:in' '$work/bt'"
+	# First, before anything calls GC.stat in the process: the GC hook must not be what first does.
+	"$RBSCOPE" trace -p $p --gc -d 2 >"$work/t5" 2>"$work/e"
+	check "agent: ruby $ver: trace --gc: collections with pause (first thing attached), mark and sweep times" \
+		grep -q -E '^GC #[0-9]+ (minor|major): paused [0-9.]+ ms in [0-9]+ steps?; marked in [0-9.]+ ms, swept by [0-9.]+ ms$' "$work/t5"
+	check "agent: ruby $ver: the app lives on after a --gc trace" kill -0 $p
 	"$RBSCOPE" gcstat -p $p >"$work/gc" 2>"$work/e"
 	check "agent: ruby $ver: gcstat" grep -q '^  count  *[0-9]' "$work/gc"
 	"$RBSCOPE" gcstat -p $p --json | ruby -rjson -e 'j = JSON.parse(STDIN.read); exit(j["gc"]["count"] > 0 && j["objects"]["TOTAL"] > 0)'
@@ -79,9 +84,6 @@ for ver in 3.1 3.3; do
 	"$RBSCOPE" trace -p $p --slow 20 -m Shop#slow Shop#add -d 3 >"$work/t4" 2>"$work/e"
 	check "agent: ruby $ver: trace --slow 20: only slow calls, with their callers" \
 		sh -c "grep -q '^ *Shop#slow <0\.0[2-9]' '$work/t4' && grep -q '^    from Object#work (.*agent-target.rb:[0-9]*)' '$work/t4' && ! grep -q 'Shop#add' '$work/t4'"
-	"$RBSCOPE" trace -p $p --gc -d 2 >"$work/t5" 2>"$work/e"
-	check "agent: ruby $ver: trace --gc: collections with pause, mark and sweep times" \
-		grep -q -E '^GC #[0-9]+ (minor|major): paused [0-9.]+ ms in [0-9]+ steps?; marked in [0-9.]+ ms, swept by [0-9.]+ ms$' "$work/t5"
 	"$RBSCOPE" trace -p $p -f -d 0.5 >"$work/t6" 2>"$work/e"
 	check "agent: ruby $ver: trace --firehose: every call, nested" \
 		sh -c "grep -q '^ *Object#work$' '$work/t6' && grep -q '^ \+Shop#add <' '$work/t6' && grep -q '^ \+Hash#key? <' '$work/t6'"
