@@ -88,6 +88,8 @@ demo: all
 
 install: all
 	install -D -m 0755 $(BUILD)/rbscope $(DESTDIR)$(PREFIX)/bin/rbscope
+	install -d $(DESTDIR)$(PREFIX)/share/rbscope/tracers
+	install -m 0644 tracers/*.tracer $(DESTDIR)$(PREFIX)/share/rbscope/tracers/
 
 clean:
 	rm -rf build

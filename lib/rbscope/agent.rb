@@ -123,13 +123,17 @@ module Rbscope
       # Settings from the CLI, one "key value" per line -> the tracer's plan (trace.c).
       def trace_plan(settings)
         plan = { methods: [], firehose: false, slow_ns: 0, slow_cpu: false, gc: false, buffer: 8 << 20, notes: +"" }
+        skipped = []
         settings.each_line do |line|
           key, val = line.chomp.split(" ", 2)
           case key
           when "method"
             found, err = resolve(val.to_s)
-            return { error: err } if err
-            plan[:methods].concat(found)
+            if err
+              skipped << err
+            else
+              plan[:methods].concat(found)
+            end
           when "firehose" then plan[:firehose] = true
           when "slow" then plan[:slow_ns] = Integer(val)
           when "slow_cpu" then plan[:slow_cpu] = true
@@ -143,11 +147,16 @@ module Rbscope
           end
         end
         plan[:methods].uniq! { |m| [m[1], m[2]] }
+        skipped.uniq!
+        # A selector that names nothing is an error when it is all there is; among others (a tracer
+        # file naming libraries this app does not load) it is skipped and said so.
+        return { error: skipped.join("; ") } if plan[:methods].empty? && !skipped.empty?
         if plan[:methods].empty? && !plan[:firehose] && !plan[:gc] && plan[:slow_ns].zero?
           return { error: "nothing to trace: give methods (-m), --firehose, --slow or --gc" }
         end
         plan[:firehose] = true if plan[:slow_ns].positive? && plan[:methods].empty?
         plan[:notes] = "tracing #{plan[:methods].size} method#{plan[:methods].size == 1 ? '' : 's'}" unless plan[:methods].empty?
+        plan[:notes] << " (skipped #{skipped.size}: #{skipped.first(3).join('; ')}#{skipped.size > 3 ? '; ...' : ''})" unless skipped.empty?
         plan
       rescue ArgumentError => e
         { error: e.message }

@@ -106,7 +106,11 @@ static int read_tracer(struct trace_opts *o, const char *name)
 	int code = 0;
 	while (!code && fgets(line, sizeof(line), f)) {
 		char *s = line + strspn(line, " \t");
-		s[strcspn(s, "#\r\n")] = 0;
+		s[strcspn(s, "\r\n")] = 0;
+		/* Comments: a line starting with #, or " #" after a selector (a selector's own # has no space before it). */
+		char *c = *s == '#' ? s : strstr(s, " #");
+		if (c)
+			*c = 0;
 		for (char *e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
 			*--e = 0;
 		if (*s)
@@ -393,9 +397,8 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 			continue;
 		}
 		flush_pending(&p);
-		fflush(out);
-		if (ferror(out)) {
-			code = err_report(-EIO, "cannot write the trace");
+		if (fflush(out) || ferror(out)) {
+			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 			break;
 		}
 		/* Nothing new: wait a little, and notice the process going away (its end of the socket closes). */
@@ -419,8 +422,8 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		code = EXIT_AGENT;
 	}
 	flush_pending(&p);
-	if (fflush(out) || ferror(out))
-		code = err_report(-EIO, "cannot write the trace");
+	if ((fflush(out) || ferror(out)) && code == EXIT_OK)
+		code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 	fprintf(stderr, "rbscope: %s%llu events, %llu dropped (the ring was full)\n", gone ? "the process exited; " : "",
 		(unsigned long long)p.events, (unsigned long long)__atomic_load_n(&h->dropped, __ATOMIC_ACQUIRE));
 	for (uint32_t i = 0; i < p.nnames; i++)

@@ -84,6 +84,16 @@ for ver in 3.1 3.3; do
 	"$RBSCOPE" trace -p $p --slow 20 -m Shop#slow Shop#add -d 3 >"$work/t4" 2>"$work/e"
 	check "agent: ruby $ver: trace --slow 20: only slow calls, with their callers" \
 		sh -c "grep -q '^ *Shop#slow <0\.0[2-9]' '$work/t4' && grep -q '^    from Object#work (.*agent-target.rb:[0-9]*)' '$work/t4' && ! grep -q 'Shop#add' '$work/t4'"
+	"$RBSCOPE" trace -p $p -c io -d 2 >"$work/t9" 2>"$work/e"
+	check "agent: ruby $ver: trace -c io (a shipped tracer file): Kernel#sleep among them" \
+		sh -c "grep -q '^ *Kernel#sleep <0\.0[2-9]' '$work/t9' && grep -q 'tracing [0-9]* methods' '$work/e'"
+	printf '# my tracer\nShop#total   # the sum\nNoSuch::Thing#x\n' >"$work/my.tracer"
+	"$RBSCOPE" trace -p $p -c "$work/my.tracer" -d 0.5 >"$work/t10" 2>"$work/e"
+	check "agent: ruby $ver: trace -c FILE: comments read, a missing class skipped and said so" \
+		sh -c "grep -q '^ *Shop#total <' '$work/t10' && grep -q 'skipped 1: no class or module named NoSuch::Thing' '$work/e'"
+	"$RBSCOPE" trace -p $p -m NoSuch#x -d 0.5 >/dev/null 2>"$work/e"; rc=$?
+	check "agent: ruby $ver: trace of a method that does not exist: exit 12, says which" \
+		sh -c "test $rc = 12 && grep -q 'no class or module named NoSuch' '$work/e'"
 	"$RBSCOPE" trace -p $p -f -d 0.5 >"$work/t6" 2>"$work/e"
 	check "agent: ruby $ver: trace --firehose: every call, nested" \
 		sh -c "grep -q '^ *Object#work$' '$work/t6' && grep -q '^ \+Shop#add <' '$work/t6' && grep -q '^ \+Hash#key? <' '$work/t6'"
