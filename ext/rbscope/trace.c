@@ -280,11 +280,17 @@ static uint32_t name_of(struct tracer *t, VALUE klass, VALUE mid)
 typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
 #define HOOK_FN(f) ((rb_event_hook_func_t)(void (*)(void))(raw_hook_fn)(f))
 
-/* Every C method call and return while some tracer wants C methods: reject what nobody traces fast. */
-static void c_hook(VALUE data, rb_trace_arg_t *arg)
+/*
+ * Process-wide hooks: C-call events while some tracer wants C methods
+ * (data Qfalse), Ruby call events for --firehose (data Qtrue). What nobody
+ * traces is rejected after one table lookup.
+ */
+static void method_hook(VALUE data, rb_trace_arg_t *arg)
 {
 	(void)data;
 	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
+	int c_event = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN));
+	int call = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_CALL));
 	VALUE klass = rb_tracearg_defined_class(arg);
 	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
 	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
@@ -294,31 +300,12 @@ static void c_hook(VALUE data, rb_trace_arg_t *arg)
 		int64_t id;
 		if (t->firehose)
 			id = name_of(t, klass, mid);
-		else if ((id = mtab_get(&t->cfilter, klass, mid)) < 0)
+		else if (!c_event || (id = mtab_get(&t->cfilter, klass, mid)) < 0)
 			continue;
-		if (ev == RUBY_EVENT_C_CALL)
+		if (call)
 			on_call(t, (uint32_t)id);
 		else
 			on_return(t, (uint32_t)id);
-	}
-}
-
-/* Every Ruby method call and return, for firehose and --slow without methods. */
-static void r_hook(VALUE data, rb_trace_arg_t *arg)
-{
-	(void)data;
-	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
-	VALUE klass = rb_tracearg_defined_class(arg);
-	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
-	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
-		struct tracer *t = tracers[i];
-		if (!t || !t->live || !t->firehose)
-			continue;
-		uint32_t id = name_of(t, klass, mid);
-		if (ev == RUBY_EVENT_CALL)
-			on_call(t, id);
-		else
-			on_return(t, id);
 	}
 }
 
@@ -403,17 +390,17 @@ static void update_global_hooks(void)
 	}
 	if (want_c != c_events) {
 		if (c_events)
-			rb_remove_event_hook(HOOK_FN(c_hook));
+			rb_remove_event_hook_with_data(HOOK_FN(method_hook), Qfalse);
 		if (want_c)
-			rb_add_event_hook2(HOOK_FN(c_hook), want_c, Qnil,
+			rb_add_event_hook2(HOOK_FN(method_hook), want_c, Qfalse,
 					   RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
 		c_events = want_c;
 	}
 	if (want_r != r_events) {
 		if (r_events)
-			rb_remove_event_hook(HOOK_FN(r_hook));
+			rb_remove_event_hook_with_data(HOOK_FN(method_hook), Qtrue);
 		if (want_r)
-			rb_add_event_hook2(HOOK_FN(r_hook), want_r, Qnil,
+			rb_add_event_hook2(HOOK_FN(method_hook), want_r, Qtrue,
 					   RUBY_EVENT_HOOK_FLAG_SAFE | RUBY_EVENT_HOOK_FLAG_RAW_ARG);
 		r_events = want_r;
 	}
