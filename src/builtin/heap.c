@@ -36,7 +36,18 @@ const char usage_heap[] =
 	"In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
 	"File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }\n";
 
-static int cmd_heap_summary(int argc, char **argv)
+/* What the heap commands' options gave; by is NULL when --by was not given. */
+struct heap_cli {
+	const char *by;
+	int top, json;
+};
+
+/*
+ * Parse the options a heap command accepts, named by their short letters in
+ * shorts ("b:n:jh": --by, --top, --json, --help). -1 to go on with optind at
+ * the operands, or the exit code (usage printed).
+ */
+static int heap_options(int argc, char **argv, const char *shorts, struct heap_cli *o)
 {
 	static const struct option opts[] = {
 		{ "by", required_argument, NULL, 'b' },
@@ -45,66 +56,69 @@ static int cmd_heap_summary(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	enum heap_by by = HEAP_BY_TYPE;
-	int c, top = 20, json = 0;
 	char *end;
-	while ((c = getopt_long(argc, argv, "b:n:jh", opts, NULL)) != -1) {
+	int c;
+	*o = (struct heap_cli){ .top = 20 };
+	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+		if (c != '?' && !strchr(shorts, c))
+			c = '?'; /* a long option this command does not take */
 		switch (c) {
-		case 'b':
-			if (heap_by_parse(optarg, &by))
-				return error("--by takes type, class, location, file, gem or generation"), EXIT_USAGE;
-			break;
+		case 'b': o->by = optarg; break;
 		case 'n':
-			top = (int)strtol(optarg, &end, 10);
-			if (*end || top < 0)
+			o->top = (int)strtol(optarg, &end, 10);
+			if (*end || o->top < 0)
 				return error("--top takes a number (0: all)"), EXIT_USAGE;
 			break;
-		case 'j': json = 1; break;
+		case 'j': o->json = 1; break;
 		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
 		default: fputs(usage_heap, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc) {
-		fputs(usage_heap, stderr);
-		return EXIT_USAGE;
-	}
-	const char *path = argv[optind];
-	struct heap_stats st;
-	int err = heap_summary(path, by, top, json, stdout, &st);
-	heap_report_bad(path, &st); /* bad lines are not fatal */
+	return -1;
+}
+
+/* The operands are exactly n; else usage on stderr. */
+static int heap_operands(int argc, int n)
+{
+	if (argc - optind == n)
+		return 0;
+	fputs(usage_heap, stderr);
+	return -1;
+}
+
+/* The end of a command that read one dump: a file with no records is one line; bad lines are reported, not fatal. */
+static int heap_finish(const char *path, int err, const struct heap_stats *st)
+{
 	if (err == ERR_BAD_FILE)
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	heap_report_bad(path, st);
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
 }
 
-/* Options shared by the commands that take only --help; 0 to go on, or the exit code. */
-static int only_help(int argc, char **argv)
+static int cmd_heap_summary(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage_heap, stdout);
-			return EXIT_OK;
-		}
-		fputs(usage_heap, stderr);
+	struct heap_cli o;
+	enum heap_by by = HEAP_BY_TYPE;
+	int rc = heap_options(argc, argv, "b:n:jh", &o);
+	if (rc >= 0)
+		return rc;
+	if (o.by && heap_by_parse(o.by, &by))
+		return error("--by takes type, class, location, file, gem or generation"), EXIT_USAGE;
+	if (heap_operands(argc, 1))
 		return EXIT_USAGE;
-	}
-	return -1;
+	const char *path = argv[optind];
+	struct heap_stats st;
+	return heap_finish(path, heap_summary(path, by, o.top, o.json, stdout, &st), &st);
 }
 
 static int cmd_heap_path(int argc, char **argv)
 {
-	int rc = only_help(argc, argv);
+	struct heap_cli o;
+	int rc = heap_options(argc, argv, "h", &o);
 	if (rc >= 0)
 		return rc;
-	if (optind + 2 != argc) {
-		fputs(usage_heap, stderr);
+	if (heap_operands(argc, 2))
 		return EXIT_USAGE;
-	}
 	const char *path = argv[optind], *a = argv[optind + 1];
 	char *end;
 	errno = 0;
@@ -113,123 +127,60 @@ static int cmd_heap_path(int argc, char **argv)
 		return error("'%s' is not an address (0x7f0a12345678, as in the dump)", a), EXIT_USAGE;
 	struct heap_stats st;
 	int err = heap_path(path, addr, stdout, &st);
-	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
-		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
+	if (err != ERR_NOT_FOUND && err != ERR_UNREACHABLE)
+		return heap_finish(path, err, &st);
 	heap_report_bad(path, &st);
 	if (err == ERR_NOT_FOUND)
 		return error("%s: no object at 0x%llx in the dump", path, addr), err_exit_code(err);
-	if (err == ERR_UNREACHABLE)
-		return error("%s: 0x%llx is in the dump but no root reaches it through the dump's references", path, addr),
-		       err_exit_code(err);
-	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+	return error("%s: 0x%llx is in the dump but no root reaches it through the dump's references", path, addr),
+	       err_exit_code(err);
 }
 
 static int cmd_heap_retained(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "by", required_argument, NULL, 'b' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct heap_cli o;
 	enum heap_retained_by by = HEAP_RETAINED_OBJECTS;
-	int c, top = 20, json = 0;
-	char *end;
-	while ((c = getopt_long(argc, argv, "b:n:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			if (!strcmp(optarg, "class"))
-				by = HEAP_RETAINED_CLASS;
-			else if (!strcmp(optarg, "location"))
-				by = HEAP_RETAINED_LOCATION;
-			else
-				return error("--by takes class or location"), EXIT_USAGE;
-			break;
-		case 'n':
-			top = (int)strtol(optarg, &end, 10);
-			if (*end || top < 0)
-				return error("--top takes a number (0: all)"), EXIT_USAGE;
-			break;
-		case 'j': json = 1; break;
-		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
-		default: fputs(usage_heap, stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		fputs(usage_heap, stderr);
+	int rc = heap_options(argc, argv, "b:n:jh", &o);
+	if (rc >= 0)
+		return rc;
+	if (o.by && !strcmp(o.by, "class"))
+		by = HEAP_RETAINED_CLASS;
+	else if (o.by && !strcmp(o.by, "location"))
+		by = HEAP_RETAINED_LOCATION;
+	else if (o.by)
+		return error("--by takes class or location"), EXIT_USAGE;
+	if (heap_operands(argc, 1))
 		return EXIT_USAGE;
-	}
 	const char *path = argv[optind];
 	struct heap_stats st;
-	int err = heap_retained(path, by, top, json, stdout, &st);
-	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
-		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
-	heap_report_bad(path, &st);
-	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+	return heap_finish(path, heap_retained(path, by, o.top, o.json, stdout, &st), &st);
 }
 
 static int cmd_heap_strings(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, top = 20, json = 0;
-	char *end;
-	while ((c = getopt_long(argc, argv, "n:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			top = (int)strtol(optarg, &end, 10);
-			if (*end || top < 0)
-				return error("--top takes a number (0: all)"), EXIT_USAGE;
-			break;
-		case 'j': json = 1; break;
-		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
-		default: fputs(usage_heap, stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		fputs(usage_heap, stderr);
+	struct heap_cli o;
+	int rc = heap_options(argc, argv, "n:jh", &o);
+	if (rc >= 0)
+		return rc;
+	if (heap_operands(argc, 1))
 		return EXIT_USAGE;
-	}
 	const char *path = argv[optind];
 	struct heap_stats st;
-	int err = heap_strings(path, top, json, stdout, &st);
-	if (err == ERR_BAD_FILE) /* not a dump at all: one line, not a count of bad lines */
-		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
-	heap_report_bad(path, &st);
-	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
+	return heap_finish(path, heap_strings(path, o.top, o.json, stdout, &st), &st);
 }
 
 static int cmd_heap_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "top", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, top = 20;
-	char *end;
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			top = (int)strtol(optarg, &end, 10);
-			if (*end || top < 0)
-				return error("--top takes a number (0: all)"), EXIT_USAGE;
-			break;
-		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
-		default: fputs(usage_heap, stderr); return EXIT_USAGE;
-		}
-	}
+	struct heap_cli o;
+	int rc = heap_options(argc, argv, "n:h", &o);
+	if (rc >= 0)
+		return rc;
 	int n = argc - optind;
 	if (n < 2 || n > 3) {
 		fputs(usage_heap, stderr);
 		return EXIT_USAGE;
 	}
-	int err = heap_diff((const char *const *)argv + optind, n, top, stdout);
+	int err = heap_diff((const char *const *)argv + optind, n, o.top, stdout);
 	if (err == ERR_BAD_FILE)
 		return EXIT_BAD_INPUT;
 	return err ? err_report(err, "cannot diff the dumps") : EXIT_OK;
