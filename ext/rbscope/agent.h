@@ -43,7 +43,7 @@ struct tracer;
 struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err);
 void tracer_stop(struct tracer *t);
 void tracer_forked(void);
-void tracer_init(VALUE mAgent);
+void tracer_init(void);
 
 /* Ruby-side helpers (rbscope.c). */
 extern VALUE agent_module;

@@ -92,6 +92,6 @@ void Init_rbscope(void)
 	rb_define_singleton_method(agent_module, "__serve", serve_run, 0);
 	rb_define_singleton_method(agent_module, "__after_fork", agent_after_fork, 0);
 	rb_define_singleton_method(agent_module, "socket_path", agent_socket_path, 0);
-	tracer_init(agent_module);
+	tracer_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 }

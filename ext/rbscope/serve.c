@@ -79,10 +79,8 @@ static int reply(struct session *s, unsigned type, const char *body, size_t len,
 
 static int reply_str(struct session *s, unsigned type, VALUE str)
 {
-	/* The string is kept alive on our stack while its bytes are sent. */
-	volatile VALUE keep = str;
 	int r = reply(s, type, RSTRING_PTR(str), (size_t)RSTRING_LEN(str), -1);
-	(void)keep;
+	RB_GC_GUARD(str); /* alive while its bytes are sent without the GVL */
 	return r;
 }
 
@@ -239,8 +237,15 @@ VALUE serve_run(VALUE self)
 
 void serve_forked(void)
 {
-	/* The child has none of the parent's connections: they stay the parent's. */
-	for (int i = 0; i < nsessions; i++)
+	/*
+	 * The child has none of the parent's connections: they stay the parent's.
+	 * Their hooks (already silent since the fork) come off, so the child does
+	 * not pay for them.
+	 */
+	for (int i = 0; i < nsessions; i++) {
+		if (sessions[i].tracer)
+			tracer_stop(sessions[i].tracer);
 		close(sessions[i].fd);
+	}
 	nsessions = 0;
 }

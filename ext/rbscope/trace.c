@@ -431,7 +431,7 @@ static struct ring_hdr *ring_create(uint64_t size, int *fd, size_t *map_size)
 }
 
 /* One method a selector resolved to (from Ruby): [label, owner, method name, UnboundMethod, ruby?]. */
-static void add_method(struct tracer *t, VALUE m, VALUE notes)
+static void add_method(struct tracer *t, VALUE m)
 {
 	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1), name = rb_ary_entry(m, 2);
 	VALUE um = rb_ary_entry(m, 3);
@@ -451,7 +451,6 @@ static void add_method(struct tracer *t, VALUE m, VALUE notes)
 	}
 	mtab_put(&t->cfilter, owner, name, id);
 	rb_ary_push(t->keep, owner);
-	(void)notes;
 }
 
 static void tracer_free(struct tracer *t)
@@ -513,7 +512,7 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 	VALUE methods = rb_hash_aref(plan, ID2SYM(rb_intern("methods")));
 	VALUE notes = rb_hash_aref(plan, ID2SYM(rb_intern("notes")));
 	for (long i = 0; i < RARRAY_LEN(methods); i++)
-		add_method(t, rb_ary_entry(methods, i), notes);
+		add_method(t, rb_ary_entry(methods, i));
 	if (t->gc) {
 		/* rb_gc_stat() makes its key symbols on first use: here, never inside GC, where allocating is fatal. */
 		rb_gc_stat(ID2SYM(id_major_gc_count));
@@ -552,9 +551,8 @@ void tracer_forked(void)
 			tracers[i]->live = 0;
 }
 
-void tracer_init(VALUE mAgent)
+void tracer_init(void)
 {
-	(void)mAgent;
 	pthread_key_create(&tls_key, tstate_free);
 	keep_all = rb_ary_new();
 	rb_gc_register_mark_object(keep_all);
