@@ -35,6 +35,9 @@ int parse_min_width(const char *s);
  * format's ending, made in buf.
  */
 void choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
+/* Write p in fmt to path (stdout when NULL), flushed and closed; the exit code, errors reported. */
+struct profile;
+int write_profile(const struct output_format *fmt, const struct profile *p, const char *path);
 /* `rbscope help formats` */
 void list_formats(FILE *f);
 

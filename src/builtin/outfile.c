@@ -1,4 +1,5 @@
 /* outfile.c: the output choices record and report share: format, destination file, flame graph width. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,4 +42,19 @@ void list_formats(FILE *f)
 		fprintf(f, "   %-16s %s\n", o->name, o->description);
 	fprintf(f, "\nWithout -f, the ending of -o picks the format: .svg, .html, .speedscope.json, .gecko.json,\n"
 		   ".pb.gz, callgrind.out.*, .collapsed; anything else gets a flame graph.\n");
+}
+
+int write_profile(const struct output_format *fmt, const struct profile *p, const char *path)
+{
+	FILE *f = path ? fopen(path, "w") : stdout;
+	if (!f)
+		return err_report(-errno, "cannot write '%s'", path);
+	errno = 0;
+	int err = fmt->write(p, f);
+	/* The stream's error flag too: a failed write inside the writer leaves nothing to flush. */
+	if (!err && (fflush(f) || ferror(f)))
+		err = -(errno ?: EIO);
+	if (path && fclose(f) && !err)
+		err = -errno;
+	return err ? err_report(err, "cannot write the profile to '%s'", path ? path : "stdout") : EXIT_OK;
 }

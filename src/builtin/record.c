@@ -181,17 +181,9 @@ static int write_outputs(const struct record_opts *o, const struct profile *p)
 		if (err)
 			return err_report(err, "cannot write '%s'", o->raw);
 	}
-	FILE *f = o->output ? fopen(o->output, "w") : stdout;
-	if (!f)
-		return err_report(-errno, "cannot write '%s'", o->output);
 	if (o->output && o->output_made)
 		fprintf(stderr, "rbscope: writing %s to %s\n", o->format->name, o->output);
-	err = o->format->write(p, f);
-	if (!err && fflush(f))
-		err = -errno;
-	if (o->output && fclose(f) && !err)
-		err = -errno;
-	return err ? err_report(err, "cannot write the profile to '%s'", o->output ? o->output : "stdout") : 0;
+	return write_profile(o->format, p, o->output);
 }
 
 static int sample_loop(const struct record_opts *o, struct procset *ps, int *gone)

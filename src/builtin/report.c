@@ -77,16 +77,7 @@ int cmd_report(int argc, char **argv)
 		profile_free(&p);
 		return err_report(err == ERR_BAD_FILE ? ERR_BAD_FILE : err, "cannot read recording '%s'", input);
 	}
-	FILE *out = output ? fopen(output, "w") : stdout;
-	if (!out) {
-		profile_free(&p);
-		return err_report(-errno, "cannot write '%s'", output);
-	}
-	err = format->write(&p, out);
-	if (!err && fflush(out))
-		err = -errno;
-	if (output && fclose(out) && !err)
-		err = -errno;
+	int code = write_profile(format, &p, output);
 	profile_free(&p);
-	return err ? err_report(err, "cannot write the profile to '%s'", output ? output : "stdout") : EXIT_OK;
+	return code;
 }

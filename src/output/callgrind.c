@@ -275,8 +275,6 @@ int output_callgrind(const struct profile *p, FILE *f)
 	if (!err) {
 		put_header(&c, f);
 		put_functions(&c, f, named_file, named_func);
-		if (fflush(f) || ferror(f))
-			err = -(errno ?: EIO);
 	}
 	free(named_file);
 	free(named_func);

@@ -9,7 +9,7 @@
 struct output_format {
 	const char *name;
 	const char *description;
-	/* Write p to f; 0 or a negative code (a failed write is -errno). */
+	/* Write p to f; 0 or a negative code. The caller flushes f and checks it for write errors. */
 	int (*write)(const struct profile *p, FILE *f);
 	int needs_samples; /* uses p->samples (each sample's time and thread), not only stack counts */
 };

@@ -451,7 +451,5 @@ int output_pprof(const struct profile *p, FILE *f)
 	}
 	free(a);
 	pprof_free(&pp);
-	if (!err && (fflush(f) || ferror(f)))
-		err = -(errno ?: EIO);
 	return err;
 }

@@ -95,7 +95,5 @@ int output_speedscope(const struct profile *p, FILE *f)
 	fputs("]}\n", f);
 	buf_free(&b);
 	thread_samples_free(&ts);
-	if (!err && (fflush(f) || ferror(f)))
-		err = errno ? -errno : -EIO;
 	return err;
 }
