@@ -18,6 +18,10 @@ CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
+# The integration tests run without this make's flags in their environment: they build the gem
+# with `gem install`, whose make must not take an ASan build's CFLAGS.
+TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext)
+
 # The gem's extension, built with mkmf for the host's Ruby; tests load it with -I lib -I $(BUILD)/ext.
 EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb src/agent/proto.c src/agent/proto.h \
 	src/agent/ring.h
@@ -55,17 +59,18 @@ unit: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
 integration: all
-	@RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext) tests/integration/run
+	@$(TEST_ENV) tests/integration/run
 
 test: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \
 		tests/fuzz/run $(BUILD)/fuzz/fuzz_heap $(FUZZ_SECONDS); else echo "fuzz: skipped, no $(FUZZ_CC)"; fi
-	@RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext) tests/integration/run
+	@$(TEST_ENV) tests/integration/run
 
 # The same tests against an ASan+UBSan build.
 asan: deps
-	$(MAKE) RBSCOPE_NO_DEPS=1 BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	@# build/asan/rbscope does not sit beside tracers/ as build/rbscope does: say where they are
+	RBSCOPE_TRACERS=$(abspath tracers) $(MAKE) RBSCOPE_NO_DEPS=1 BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 # libFuzzer on the heap-dump reader and analyses (Debian: clang, libclang-rt-dev); make test runs it briefly.
 FUZZ_CC ?= clang
