@@ -11,7 +11,7 @@ Gem::Specification.new do |s|
   s.license = "MIT"
   s.homepage = "https://example.invalid/rbscope"
   s.required_ruby_version = ">= 2.7"
-  s.files = Dir["lib/**/*.rb", "ext/rbscope/*.{c,h,rb}", "src/agent/proto.{c,h}", "src/agent/ring.h",
+  s.files = Dir["lib/**/*.rb", "ext/rbscope/*.{c,h,rb}", "src/agent/proto.{c,h}", "src/agent/ring.h", "src/agent/hist.h",
                 "tracers/*.tracer", "LICENSE", "README.md"]
   s.extensions = ["ext/rbscope/extconf.rb"]
   s.require_paths = ["lib"]

@@ -2,6 +2,7 @@
 require "rbscope/version"
 require "rbscope/rbscope"
 require "rbscope/agent"
+require "rbscope/probes"
 
 module Rbscope
   # Let `rbscope eval` run code in this process (off unless RBSCOPE_ALLOW_EVAL=1 or this is called).

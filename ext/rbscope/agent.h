@@ -45,6 +45,14 @@ void tracer_stop(struct tracer *t);
 void tracer_forked(void);
 void tracer_init(void);
 
+/* usdt.c: Rbscope::Provider and Rbscope::Probe, and `rbscope latency` subscriptions to their first argument. */
+struct usdt_sub;
+void usdt_init(VALUE mRbscope);
+/* Feed arg0 of every enabled probe PROVIDER:PROBE into a new shared histogram; its memfd in *fd. NULL and *msg on failure. */
+struct usdt_sub *usdt_subscribe(const char *spec, int *fd, VALUE *msg);
+void usdt_unsubscribe(struct usdt_sub *s);
+void usdt_forked(void);
+
 /* Ruby-side helpers (rbscope.c). */
 extern VALUE agent_module;
 /* Call Rbscope::Agent.<meth>(args...) protected; *ok says if it raised. */

@@ -5,8 +5,9 @@ shared = File.expand_path("../../src/agent", __dir__)
 abort "rbscope: #{shared} is missing" unless File.exist?(File.join(shared, "proto.c"))
 $INCFLAGS << " -I#{shared}"
 $VPATH << shared
-$srcs = %w[rbscope.c channel.c serve.c trace.c proto.c]
+$srcs = %w[rbscope.c channel.c serve.c trace.c usdt.c usdt_elf.c proto.c]
 $CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
 $defs << "-D_GNU_SOURCE"
 have_func("memfd_create", "sys/mman.h") or abort "rbscope: memfd_create is needed (Linux 3.17, glibc 2.27)"
+have_func("dlinfo", "dlfcn.h") or have_library("dl", "dlinfo", "dlfcn.h") or abort "rbscope: dlopen/dlinfo are needed"
 create_makefile("rbscope/rbscope")

@@ -1,4 +1,4 @@
-/* rbscope.c: the gem's extension entry point: Rbscope::Agent's native methods and the fork handling. */
+/* rbscope.c: the gem's extension entry point: Rbscope::Agent's native methods, the probes' classes, and the fork handling. */
 #include "agent.h"
 
 #include <pthread.h>
@@ -78,6 +78,7 @@ static void atfork_child(void)
 {
 	/* Only what is safe right after fork: stop writing into the parent's rings, close its sockets. */
 	tracer_forked();
+	usdt_forked();
 	channel_forked();
 }
 
@@ -93,5 +94,6 @@ void Init_rbscope(void)
 	rb_define_singleton_method(agent_module, "__after_fork", agent_after_fork, 0);
 	rb_define_singleton_method(agent_module, "socket_path", agent_socket_path, 0);
 	tracer_init();
+	usdt_init(mRbscope);
 	pthread_atfork(NULL, NULL, atfork_child);
 }

@@ -14,6 +14,7 @@
 struct session {
 	int fd;
 	struct tracer *tracer;
+	struct usdt_sub *latency;
 };
 
 static struct session sessions[AGENT_MAX_SESSIONS];
@@ -88,6 +89,8 @@ static void end_session(int i)
 {
 	if (sessions[i].tracer)
 		tracer_stop(sessions[i].tracer);
+	if (sessions[i].latency)
+		usdt_unsubscribe(sessions[i].latency);
 	close(sessions[i].fd);
 	sessions[i] = sessions[--nsessions];
 }
@@ -117,6 +120,20 @@ static int start_trace(struct session *s, const char *body)
 		return reply_str(s, AGENT_ERROR, err);
 	int r = reply(s, AGENT_OK, RSTRING_PTR(err), (size_t)RSTRING_LEN(err), ring_fd);
 	close(ring_fd);
+	return r;
+}
+
+static int start_latency(struct session *s, const char *body)
+{
+	if (s->latency)
+		return reply_str(s, AGENT_ERROR, rb_str_new_cstr("this connection already shows a latency"));
+	int fd = -1;
+	VALUE msg = Qnil;
+	s->latency = usdt_subscribe(body, &fd, &msg);
+	if (!s->latency)
+		return reply_str(s, AGENT_ERROR, msg);
+	int r = reply(s, AGENT_OK, RSTRING_PTR(msg), (size_t)RSTRING_LEN(msg), fd);
+	close(fd);
 	return r;
 }
 
@@ -154,12 +171,20 @@ static int handle(struct session *s)
 			close(a.fd_got);
 		r = start_trace(s, a.in);
 		break;
+	case AGENT_LATENCY:
+		if (a.fd_got >= 0)
+			close(a.fd_got);
+		r = start_latency(s, a.in);
+		break;
 	case AGENT_STOP:
 		if (a.fd_got >= 0)
 			close(a.fd_got);
 		if (s->tracer)
 			tracer_stop(s->tracer);
 		s->tracer = NULL;
+		if (s->latency)
+			usdt_unsubscribe(s->latency);
+		s->latency = NULL;
 		r = reply(s, AGENT_OK, "stopped", 7, -1);
 		break;
 	default: {
