@@ -180,9 +180,14 @@ static int cmd_heap_diff(int argc, char **argv)
 		fputs(usage_heap, stderr);
 		return EXIT_USAGE;
 	}
-	int err = heap_diff((const char *const *)argv + optind, n, o.top, stdout);
-	if (err == ERR_BAD_FILE)
-		return EXIT_BAD_INPUT;
+	const char *const *paths = (const char *const *)argv + optind;
+	struct heap_stats st[3];
+	int failed;
+	int err = heap_diff(paths, n, o.top, stdout, st, &failed);
+	for (int i = 0; i < n && (failed < 0 || i < failed); i++)
+		heap_report_bad(paths[i], &st[i]);
+	if (failed >= 0)
+		return heap_finish(paths[failed], err, &st[failed]);
 	return err ? err_report(err, "cannot diff the dumps") : EXIT_OK;
 }
 

@@ -6,9 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/buf.h"
 #include "../lib/err.h"
 #include "../lib/map.h"
 #include "../lib/strtab.h"
+#include "parts.h"
+
+#define ARRAY_MAX ((size_t)1 << 40) /* a part's arrays: far above any dump, below a corrupt size */
 
 /*
  * An object is "the same" in two dumps only if its address, type and
@@ -25,80 +29,175 @@ static uint64_t identity(const struct heap_rec *r)
 	return h == MAP_EMPTY ? h - 1 : h;
 }
 
+enum role { BEFORE, AFTER, LATER };
+
+/* An object of AFTER not in BEFORE. */
 struct fresh {
-	uint32_t loc;   /* string id of "file:line" or 0 */
+	uint64_t id;    /* identity() */
+	uint32_t loc;   /* id of "file:line" in its part's strings, once collected in struct diff's */
+	int live;       /* in LATER too */
 	uint64_t klass; /* class address */
 	uint64_t memsize;
-	int live;       /* seen in the third dump */
 };
 
+/* What the dumps read so far gave: read-only while the parts of the next one are read. */
 struct diff {
-	int phase; /* 0: before, 1: after, 2: later */
-	struct map before;  /* identity -> 1 */
-	struct map after;   /* identity -> index in v + 1 (objects new in after) */
-	struct fresh *v;
-	size_t n, cap;
-	struct map classes; /* class address -> name id + 1 (from the last dump read) */
-	struct strtab strs;
+	struct map before; /* identity -> 1 */
 	int64_t max_gen_before;
-	uint64_t traced, untraced, moved, old_in_after;
+	struct map after;  /* identity -> index in v + 1 */
+	struct fresh *v;   /* AFTER's objects not in BEFORE, in the order of the dump */
+	size_t n;
+	struct map classes; /* class address -> name id + 1, from the last dump that names it */
+	struct strtab strs; /* locations and class names */
+	uint64_t traced, untraced, moved;
+};
+
+struct class_name {
+	uint64_t addr;
+	uint32_t name; /* id in its part's strings */
+};
+
+/* What one part of one dump gave; parts are read on several threads, each into its own. */
+struct diff_part {
+	const struct diff *d;
+	enum role role;
+	struct buf ids;     /* BEFORE: uint64_t identities */
+	struct buf classes; /* struct class_name, in the order of the dump */
+	struct buf fresh;   /* AFTER: struct fresh, in the order of the dump */
+	struct strtab strs;
+	int64_t max_gen;
+	uint64_t traced, untraced, moved;
 	int err;
 };
 
+static uint32_t part_intern(struct diff_part *p, const char *s, size_t n)
+{
+	int64_t id = strtab_intern(&p->strs, s, n);
+	if (id < 0)
+		p->err = (int)id;
+	return id < 0 ? 0 : (uint32_t)id;
+}
+
 static int on_rec(const struct heap_rec *r, void *arg)
 {
-	struct diff *d = arg;
+	struct diff_part *p = arg;
 	if (!r->address || span_eq(r->type, "ROOT"))
 		return 0;
 	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && r->name.n) {
-		int64_t id = strtab_intern(&d->strs, r->name.p, r->name.n);
-		if (id >= 0)
-			map_put(&d->classes, r->address, (uint64_t)id + 1);
+		struct class_name c = { r->address, part_intern(p, r->name.p, r->name.n) };
+		if (buf_add(&p->classes, &c, sizeof(c)))
+			p->err = -ENOMEM;
 	}
 	uint64_t id = identity(r);
-	if (d->phase == 0) {
-		if (r->has_generation && r->generation > d->max_gen_before)
-			d->max_gen_before = r->generation;
-		if (map_put(&d->before, id, 1))
-			d->err = -ENOMEM;
-		return d->err;
+	if (p->role == BEFORE) {
+		if (r->has_generation && r->generation > p->max_gen)
+			p->max_gen = r->generation;
+		if (buf_add(&p->ids, &id, sizeof(id)))
+			p->err = -ENOMEM;
+		return p->err;
 	}
-	if (d->phase == 2) {
-		uint64_t *hit = map_get(&d->after, id);
-		if (hit)
-			d->v[*hit - 1].live = 1;
+	if (p->role == LATER) {
+		uint64_t *hit = map_get(&p->d->after, id);
+		if (hit) /* another part may mark the same one: a duplicated line */
+			__atomic_store_n(&p->d->v[*hit - 1].live, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	if (map_get(&d->before, id))
+	if (map_get(&p->d->before, id))
 		return 0;
-	r->has_file ? d->traced++ : d->untraced++;
+	r->has_file ? p->traced++ : p->untraced++;
 	/* Allocated before the first dump, yet not in it: it moved (GC.compact) or the dump was partial. */
-	if (r->has_generation && r->generation < d->max_gen_before) {
-		d->moved++;
+	if (r->has_generation && r->generation < p->d->max_gen_before) {
+		p->moved++;
 		return 0;
 	}
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 4096;
-		struct fresh *v = realloc(d->v, cap * sizeof(*v));
-		if (!v)
-			return d->err = -ENOMEM;
-		d->v = v;
-		d->cap = cap;
-	}
-	struct fresh *f = &d->v[d->n];
-	f->loc = 0;
+	struct fresh f = { .id = id, .klass = r->class_addr, .memsize = r->memsize };
 	char buf[1100];
 	int len = heap_location(r, buf, sizeof(buf));
-	if (len) {
-		int64_t s = strtab_intern(&d->strs, buf, (size_t)len);
-		f->loc = s < 0 ? 0 : (uint32_t)s;
+	if (len)
+		f.loc = part_intern(p, buf, (size_t)len);
+	if (buf_add(&p->fresh, &f, sizeof(f)))
+		p->err = -ENOMEM;
+	return p->err;
+}
+
+/* BEFORE's identities into one set; the parts' lists are freed as they go. */
+static int collect_before(struct heap_parts *ps, struct diff_part *parts, struct diff *d)
+{
+	for (int i = 0; i < ps->n; i++) {
+		struct diff_part *p = &parts[i];
+		if (ps->v[i].file != BEFORE)
+			continue;
+		const uint64_t *id = (const uint64_t *)p->ids.data;
+		for (size_t k = 0; k < p->ids.len / sizeof(*id); k++)
+			if (map_put(&d->before, id[k], 1))
+				return -ENOMEM;
+		if (p->max_gen > d->max_gen_before)
+			d->max_gen_before = p->max_gen;
+		buf_free(&p->ids);
 	}
-	f->klass = r->class_addr;
-	f->memsize = r->memsize;
-	f->live = 0;
-	if (map_put(&d->after, id, ++d->n))
-		d->err = -ENOMEM;
-	return d->err;
+	return 0;
+}
+
+/* AFTER's new objects, part after part, into one list with locations in one table (and a set, for LATER). */
+static int collect_fresh(struct heap_parts *ps, struct diff_part *parts, struct diff *d)
+{
+	size_t total = 0;
+	for (int i = 0; i < ps->n; i++)
+		total += parts[i].fresh.len / sizeof(struct fresh);
+	if (!(d->v = malloc((total ? total : 1) * sizeof(*d->v))))
+		return -ENOMEM;
+	for (int i = 0; i < ps->n; i++) {
+		struct diff_part *p = &parts[i];
+		if (ps->v[i].file != AFTER)
+			continue;
+		struct map locs; /* the part's location ids -> ours */
+		map_init(&locs);
+		const struct fresh *fr = (const struct fresh *)p->fresh.data;
+		int err = 0;
+		for (size_t k = 0; !err && k < p->fresh.len / sizeof(*fr); k++) {
+			struct fresh x = fr[k];
+			uint64_t *hit = x.loc ? map_get(&locs, x.loc) : NULL;
+			if (hit) {
+				x.loc = (uint32_t)*hit;
+			} else if (x.loc) {
+				const char *s = strtab_get(&p->strs, x.loc);
+				int64_t id = strtab_intern(&d->strs, s, strlen(s));
+				err = id < 0 || map_put(&locs, x.loc, (uint64_t)id) ? -ENOMEM : 0;
+				x.loc = (uint32_t)id;
+			}
+			d->v[d->n++] = x;
+			if (!err && ps->npaths == 3 && map_put(&d->after, x.id, d->n))
+				err = -ENOMEM;
+		}
+		map_free(&locs);
+		buf_free(&p->fresh);
+		if (err)
+			return err;
+		d->traced += p->traced;
+		d->untraced += p->untraced;
+		d->moved += p->moved;
+	}
+	return 0;
+}
+
+/* The class names of every dump, in file order, so the last dump that names a class has its say. */
+static int collect_classes(struct heap_parts *ps, struct diff_part *parts, struct diff *d)
+{
+	for (int f = 0; f < ps->npaths; f++) {
+		for (int i = 0; i < ps->n; i++) {
+			struct diff_part *p = &parts[i];
+			if (ps->v[i].file != f)
+				continue;
+			const struct class_name *c = (const struct class_name *)p->classes.data;
+			for (size_t k = 0; k < p->classes.len / sizeof(*c); k++) {
+				const char *name = strtab_get(&p->strs, c[k].name);
+				int64_t id = strtab_intern(&d->strs, name, strlen(name));
+				if (id < 0 || map_put(&d->classes, c[k].addr, (uint64_t)id + 1))
+					return -ENOMEM;
+			}
+		}
+	}
+	return 0;
 }
 
 struct row {
@@ -114,34 +213,18 @@ static int by_count(const void *a, const void *b)
 	return x->memsize < y->memsize ? 1 : x->memsize > y->memsize ? -1 : 0;
 }
 
-int heap_diff(const char *const *paths, int npaths, int top, FILE *out)
+/* Group the survivors by allocation site and class, largest count first, and print them. */
+static int report(const struct diff *d, const char *const *paths, int npaths, int top, FILE *out)
 {
-	struct diff d = { .max_gen_before = -1 };
-	map_init(&d.before);
-	map_init(&d.after);
-	map_init(&d.classes);
-	strtab_init(&d.strs);
-	int err = 0;
-	for (int i = 0; i < npaths && !err; i++) {
-		struct heap_stats st;
-		d.phase = i;
-		err = heap_read(paths[i], on_rec, &d, &st);
-		if (!err)
-			err = d.err;
-		heap_report_bad(paths[i], &st);
-		if (err == ERR_BAD_FILE)
-			fprintf(stderr, "rbscope: %s: no heap records in it\n", paths[i]);
-	}
-	if (err)
-		goto out;
-	/* Group the survivors by allocation site and class. */
 	struct map groups;
 	map_init(&groups);
-	struct row *rows = calloc(d.n + 1, sizeof(*rows));
+	struct row *rows = calloc(d->n + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
 	size_t nrows = 0;
 	uint64_t total = 0, bytes = 0;
-	for (size_t i = 0; rows && i < d.n; i++) {
-		const struct fresh *f = &d.v[i];
+	for (size_t i = 0; i < d->n; i++) {
+		const struct fresh *f = &d->v[i];
 		if (npaths == 3 && !f->live)
 			continue;
 		uint64_t key = map_hash64((uint64_t)f->loc << 1 | 1) ^ map_hash64(f->klass);
@@ -159,11 +242,6 @@ int heap_diff(const char *const *paths, int npaths, int top, FILE *out)
 		total++;
 		bytes += f->memsize;
 	}
-	if (!rows) {
-		map_free(&groups);
-		err = -ENOMEM;
-		goto out;
-	}
 	qsort(rows, nrows, sizeof(*rows), by_count);
 	if (npaths == 3)
 		fprintf(out, "%llu objects (%llu bytes) allocated after %s, alive in %s and still alive in %s\n",
@@ -171,34 +249,102 @@ int heap_diff(const char *const *paths, int npaths, int top, FILE *out)
 	else
 		fprintf(out, "%llu objects (%llu bytes) allocated after %s and alive in %s\n", (unsigned long long)total,
 			(unsigned long long)bytes, paths[0], paths[1]);
-	if (d.untraced && !d.traced)
+	if (d->untraced && !d->traced)
 		fprintf(out, "note: no allocation info in the dumps (ObjectSpace.trace_object_allocations_start): objects "
 			     "are matched by address and type only, so a reused slot can look like a leak\n");
-	if (d.moved * 20 > d.moved + d.n && d.moved > 100)
+	if (d->moved * 20 > d->moved + d->n && d->moved > 100)
 		fprintf(out, "warning: %llu objects allocated before %s are at new addresses: the heap looks compacted "
-			     "(GC.compact) between the dumps\n", (unsigned long long)d.moved, paths[0]);
+			     "(GC.compact) between the dumps\n", (unsigned long long)d->moved, paths[0]);
 	fprintf(out, "\n%10s %14s  %-50s %s\n", "objects", "bytes", "location", "class");
 	for (size_t i = 0; i < nrows && (top <= 0 || i < (size_t)top); i++) {
-		uint64_t *cn = rows[i].klass ? map_get(&d.classes, rows[i].klass) : NULL;
+		uint64_t *cn = rows[i].klass ? map_get(&d->classes, rows[i].klass) : NULL;
 		char cls[64];
 		if (!cn)
 			snprintf(cls, sizeof(cls), rows[i].klass ? "(class 0x%llx)" : "(no class)", (unsigned long long)rows[i].klass);
 		fprintf(out, "%10llu %14llu  %-50s %s\n", (unsigned long long)rows[i].count,
 			(unsigned long long)rows[i].memsize,
-			rows[i].loc ? strtab_get(&d.strs, rows[i].loc) : "(no allocation info)",
-			cn ? strtab_get(&d.strs, (uint32_t)(*cn - 1)) : cls);
+			rows[i].loc ? strtab_get(&d->strs, rows[i].loc) : "(no allocation info)",
+			cn ? strtab_get(&d->strs, (uint32_t)(*cn - 1)) : cls);
 	}
 	if (top > 0 && nrows > (size_t)top)
 		fprintf(out, "(%zu more; --top 0 lists all)\n", nrows - (size_t)top);
 	free(rows);
 	map_free(&groups);
-	if (fflush(out) || ferror(out))
-		err = -(errno ?: EIO);
-out:
+	return fflush(out) || ferror(out) ? -(errno ?: EIO) : 0;
+}
+
+/* The first of the files read (in order) that failed, and how; else a part's own error (memory); else 0. */
+static int first_failure(const struct heap_parts *ps, const struct diff_part *parts, int nread, struct heap_stats *st,
+			 int *failed)
+{
+	for (int f = 0; f < nread; f++) {
+		int err = heap_parts_result(ps, f, &st[f]);
+		if (err) {
+			*failed = f;
+			return err;
+		}
+	}
+	for (int i = 0; i < ps->n; i++)
+		if (parts[i].err)
+			return parts[i].err;
+	return 0;
+}
+
+int heap_diff_parts(const char *const *paths, int npaths, int top, FILE *out, struct heap_stats *st, int *failed,
+		    uint64_t part_size)
+{
+	struct diff d = { .max_gen_before = -1 };
+	struct heap_parts ps;
+	struct diff_part *parts = NULL;
+	map_init(&d.before);
+	map_init(&d.after);
+	map_init(&d.classes);
+	strtab_init(&d.strs);
+	memset(st, 0, (size_t)npaths * sizeof(*st));
+	*failed = -1;
+	int err = heap_parts_open(&ps, paths, npaths, part_size);
+	if (!err && !(parts = calloc((size_t)ps.n + 1, sizeof(*parts))))
+		err = -ENOMEM;
+	for (int i = 0; !err && i < ps.n; i++) {
+		struct diff_part *p = &parts[i];
+		p->d = &d;
+		p->role = (enum role)ps.v[i].file;
+		p->max_gen = -1;
+		buf_init(&p->ids, ARRAY_MAX);
+		buf_init(&p->classes, ARRAY_MAX);
+		buf_init(&p->fresh, ARRAY_MAX);
+		strtab_init(&p->strs);
+		ps.v[i].arg = p;
+	}
+	/* One dump after the other, each on every core: each needs what the one before gave. */
+	for (int f = 0; !err && f < npaths; f++) {
+		heap_parts_read(&ps, 1u << f, on_rec);
+		if ((err = first_failure(&ps, parts, f + 1, st, failed)))
+			break;
+		if (f == BEFORE)
+			err = collect_before(&ps, parts, &d);
+		else if (f == AFTER)
+			err = collect_fresh(&ps, parts, &d);
+	}
+	if (!err && !(err = collect_classes(&ps, parts, &d)))
+		err = report(&d, paths, npaths, top, out);
+	for (int i = 0; parts && i < ps.n; i++) {
+		buf_free(&parts[i].ids);
+		buf_free(&parts[i].classes);
+		buf_free(&parts[i].fresh);
+		strtab_free(&parts[i].strs);
+	}
+	free(parts);
+	heap_parts_close(&ps);
 	free(d.v);
 	map_free(&d.before);
 	map_free(&d.after);
 	map_free(&d.classes);
 	strtab_free(&d.strs);
 	return err;
+}
+
+int heap_diff(const char *const *paths, int npaths, int top, FILE *out, struct heap_stats *st, int *failed)
+{
+	return heap_diff_parts(paths, npaths, top, out, st, failed, 0);
 }

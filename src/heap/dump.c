@@ -236,11 +236,16 @@ static void count_bad(struct heap_stats *st)
 	st->bad++;
 }
 
-/* Feed every complete line of buf; returns bytes consumed, or -1 when fn asked to stop. */
-static ssize_t feed(const char *buf, size_t n, int last, heap_fn fn, void *arg, struct heap_stats *st)
+/*
+ * Feed every complete line of buf that starts before limit (bytes from buf's start); returns bytes
+ * consumed, -1 when fn asked to stop, or -2 when the next line starts at or past limit.
+ */
+static ssize_t feed(const char *buf, size_t n, size_t limit, int last, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	const char *p = buf, *end = buf + n;
 	while (p < end) {
+		if ((size_t)(p - buf) >= limit)
+			return -2;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl && !last)
 			break;
@@ -263,22 +268,36 @@ static ssize_t feed(const char *buf, size_t n, int last, heap_fn fn, void *arg, 
 	return p - buf;
 }
 
-/* Read up to n bytes from a gzip stream, or from fd when gz is NULL; bytes read, 0 at the end, or -1. */
-static ssize_t pull(gzFile gz, int fd, char *buf, size_t n)
+/* Where read_stream takes its bytes from: a gzip stream, a descriptor read as it comes, or a file at an offset. */
+struct source {
+	gzFile gz;
+	int fd;
+	int positioned;      /* pread from pos, and no line may start at or past end */
+	uint64_t pos, end;
+};
+
+/* Read up to n bytes; bytes read, 0 at the end, or -1. */
+static ssize_t pull(struct source *s, char *buf, size_t n)
 {
-	if (gz)
-		return gzread(gz, buf, (unsigned)n);
+	if (s->gz)
+		return gzread(s->gz, buf, (unsigned)n);
 	for (;;) {
-		ssize_t r = read(fd, buf, n);
+		ssize_t r = s->positioned ? pread(s->fd, buf, n, (off_t)s->pos) : read(s->fd, buf, n);
+		if (r > 0)
+			s->pos += (uint64_t)r;
 		if (r >= 0 || errno != EINTR)
 			return r;
 	}
 }
 
-/* Scan through a bounded buffer, so memory stays small whatever the dump's size. */
-static int read_stream(gzFile gz, int fd, size_t size, heap_fn fn, void *arg, struct heap_stats *st)
+/*
+ * Scan through a bounded buffer, so memory stays small whatever the dump's size. With skip, drop
+ * the bytes up to and including the first newline (a part of a file starts after the line it cuts).
+ */
+static int read_stream(struct source *s, size_t size, int skip, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	size_t cap = size && size < CHUNK ? size + 4096 : CHUNK * 2, have = 0; /* a small file: a small buffer */
+	uint64_t base = s->pos; /* the file offset of buf[0] */
 	char *buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
@@ -293,49 +312,95 @@ static int read_stream(gzFile gz, int fd, size_t size, heap_fn fn, void *arg, st
 			buf = b;
 			cap *= 2;
 		}
-		ssize_t n = pull(gz, fd, buf + have, cap - have < CHUNK ? cap - have : CHUNK);
+		ssize_t n = pull(s, buf + have, cap - have < CHUNK ? cap - have : CHUNK);
 		if (n < 0) {
-			err = ERR_BAD_FILE;
+			err = s->gz ? ERR_BAD_FILE : -errno;
 			break;
 		}
 		have += (size_t)n;
 		st->bytes += (uint64_t)n;
-		ssize_t used = feed(buf, have, n == 0, fn, arg, st);
-		if (used < 0 || n == 0)
+		size_t used = 0;
+		if (skip) {
+			const char *nl = memchr(buf, '\n', have);
+			if (!nl && n) {
+				have = 0; /* still inside the line before ours */
+				base = s->pos;
+				continue;
+			}
+			used = nl ? (size_t)(nl + 1 - buf) : have;
+			skip = 0;
+		}
+		size_t limit = SIZE_MAX; /* how far into what is left a line may still start */
+		if (s->positioned)
+			limit = s->end > base + used ? (size_t)(s->end - base - used) : 0;
+		ssize_t fed = feed(buf + used, have - used, limit, n == 0, fn, arg, st);
+		if (fed < 0 || n == 0)
 			break;
-		memmove(buf, buf + used, have - (size_t)used);
-		have -= (size_t)used;
+		used += (size_t)fed;
+		memmove(buf, buf + used, have - used);
+		have -= used;
+		base += used;
 	}
 	free(buf);
+	return err;
+}
+
+int heap_open(const char *path, int *plain, uint64_t *size)
+{
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
+	if (fd < 0)
+		return -errno;
+	struct stat sb;
+	unsigned char magic[2] = { 0, 0 };
+	int regular = !fstat(fd, &sb) && S_ISREG(sb.st_mode);
+	if (regular && sb.st_size >= 2 && pread(fd, magic, 2, 0) != 2)
+		regular = 0;
+	*plain = regular && !(magic[0] == 0x1f && magic[1] == 0x8b);
+	*size = regular ? (uint64_t)sb.st_size : 0;
+	return fd;
+}
+
+int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, struct heap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (start >= end)
+		return 0;
+	struct source s = { .fd = fd, .positioned = 1, .pos = start ? start - 1 : 0, .end = end };
+	return read_stream(&s, (size_t)(end - s.pos), start > 0, fn, arg, st);
+}
+
+int heap_read_fd(int fd, int plain, uint64_t size, heap_fn fn, void *arg, struct heap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	int err;
+	if (plain) {
+		/* A plain file: read it through the buffer (mapping it would count the whole dump as ours). */
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		struct source s = { .fd = fd };
+		err = read_stream(&s, (size_t)size, 0, fn, arg, st);
+		close(fd);
+	} else {
+		struct source s = { .gz = gzdopen(fd, "rb"), .fd = -1 }; /* reads plain data too */
+		if (!s.gz) {
+			close(fd);
+			return -ENOMEM;
+		}
+		gzbuffer(s.gz, 1u << 20);
+		err = read_stream(&s, 0, 0, fn, arg, st);
+		gzclose(s.gz);
+	}
 	return err;
 }
 
 int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
+	int plain;
+	uint64_t size;
+	int fd = heap_open(path, &plain, &size);
 	if (fd < 0)
-		return -errno;
-	struct stat sb;
-	unsigned char magic[2] = { 0, 0 };
-	int err = 0, regular = !fstat(fd, &sb) && S_ISREG(sb.st_mode);
-	if (regular && sb.st_size >= 2 && pread(fd, magic, 2, 0) != 2)
-		regular = 0;
-	if (regular && !(magic[0] == 0x1f && magic[1] == 0x8b)) {
-		/* A plain file: read it through the buffer (mapping it would count the whole dump as ours). */
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		err = read_stream(NULL, fd, (size_t)sb.st_size, fn, arg, st);
-		close(fd);
-	} else {
-		gzFile gz = gzdopen(fd, "rb"); /* reads plain data too */
-		if (!gz) {
-			close(fd);
-			return -ENOMEM;
-		}
-		gzbuffer(gz, 1u << 20);
-		err = read_stream(gz, -1, 0, fn, arg, st);
-		gzclose(gz);
-	}
+		return fd;
+	int err = heap_read_fd(fd, plain, size, fn, arg, st);
 	if (!err && !st->records)
 		err = ERR_BAD_FILE;
 	return err;

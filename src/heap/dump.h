@@ -45,6 +45,24 @@ typedef int (*heap_fn)(const struct heap_rec *r, void *arg);
  */
 int heap_read(const char *path, heap_fn fn, void *arg, struct heap_stats *stats);
 
+/*
+ * heap_read in steps, for readers that split a file. heap_open opens path
+ * ("-": a dup of standard input); *plain says it is a regular file that is
+ * not gzip-compressed (so it can be read in parts), *size its size (0 if
+ * not regular). The descriptor, or -errno.
+ */
+int heap_open(const char *path, int *plain, uint64_t *size);
+/* Read all of fd as heap_read does, and close it. 0 or -errno; no record is not an error here. */
+int heap_read_fd(int fd, int plain, uint64_t size, heap_fn fn, void *arg, struct heap_stats *stats);
+/*
+ * Read the lines of a plain file that start at offsets in [start, end): the
+ * line that start cuts belongs to the part before, the one end cuts is read
+ * whole. Parts that meet (one's end, the next's start) read every line once.
+ * Uses pread, so threads can read parts of one descriptor at once; stats'
+ * line numbers count from the part's first line. 0 or -errno.
+ */
+int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, struct heap_stats *stats);
+
 /* "file:line" of an object's allocation site into buf; its length, or 0 when the dump has none. */
 int heap_location(const struct heap_rec *r, char *buf, size_t cap);
 /* On stderr, when path had lines that are not records: how many, and the first ones' numbers. */
