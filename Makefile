@@ -7,7 +7,7 @@ CFLAGS ?= -O2 -g
 VERSION := $(shell sed -n 's/.*VERSION = "\(.*\)"/\1/p' lib/rbscope/version.rb)
 # Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
 WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -DRBSCOPE_VERSION='"$(VERSION)"'
-LDLIBS = -ldw -lelf -lz
+LDLIBS = -ldw -lelf -lz -lm
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
@@ -24,7 +24,7 @@ TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL RBSCOPE=$(abspath $(BUILD)/rb
 
 # The gem's extension, built with mkmf for the host's Ruby; tests load it with -I lib -I $(BUILD)/ext.
 EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb src/agent/proto.c src/agent/proto.h \
-	src/agent/ring.h
+	src/agent/ring.h src/agent/hist.h
 EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
 
 .PHONY: all deps test unit integration asan fuzz bench demo install gem clean

@@ -21,9 +21,12 @@ int cmd_backtraces(int argc, char **argv);
 int cmd_gcstat(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_heapdump(int argc, char **argv);
+int cmd_probes(int argc, char **argv);
+int cmd_latency(int argc, char **argv);
 
 extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_heap[],
-	usage_version[], usage_trace[], usage_backtraces[], usage_gcstat[], usage_eval[], usage_heapdump[];
+	usage_version[], usage_trace[], usage_backtraces[], usage_gcstat[], usage_eval[], usage_heapdump[],
+	usage_probes[], usage_latency[];
 
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;

@@ -30,6 +30,8 @@ static const struct command commands[] = {
 	{ "gcstat", cmd_gcstat, usage_gcstat, "GC.stat and object counts, from the agent" },
 	{ "heapdump", cmd_heapdump, usage_heapdump, "dump the heap of a running process, from the agent" },
 	{ "eval", cmd_eval, usage_eval, "run Ruby code in a process that allows it" },
+	{ "probes", cmd_probes, usage_probes, "list a process's USDT probes and which are enabled" },
+	{ "latency", cmd_latency, usage_latency, "live histogram of a probe's first argument, from the agent" },
 	{ "heap", cmd_heap, usage_heap, "analyse heap dumps (ObjectSpace.dump_all)" },
 	{ "layout", cmd_layout, usage_layout, "print the VM struct layout used for a process or read from DWARF" },
 	{ "version", cmd_version, usage_version, "print rbscope's version and supported Rubies" },

@@ -1,0 +1,326 @@
+/* latency.c: `rbscope latency -p PID PROVIDER:PROBE`: a live histogram of a probe's first argument, fed by the agent, without bpftrace. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/client.h"
+#include "../agent/hist.h"
+#include "../agent/proto.h"
+#include "../builtin.h"
+#include "../lib/err.h"
+#include "agent_helpers.h"
+
+const char usage_latency[] =
+	"usage: rbscope latency -p PID PROVIDER:PROBE [-i SECS] [-d SECS] [-u ns|us|ms|s] [--json]\n"
+	"\n"
+	"Show a live histogram of the first argument of a USDT probe declared with Rbscope::Provider\n"
+	"(e.g. the duration_ns of Rbscope.trace_latency), with its count and p50/p90/p99, every interval.\n"
+	"The probe counts as enabled while this runs, as it does under bpftrace. Ctrl-C stops.\n"
+	"\n"
+	"  -p, --pid PID        the Ruby process (which runs the rbscope gem)\n"
+	"  -i, --interval SECS  print every SECS seconds (default 1)\n"
+	"  -d, --duration SECS  stop after SECS seconds\n"
+	"  -u, --unit UNIT      the values are durations in UNIT: print them as times\n"
+	"      --json           one JSON object per interval instead of the histogram\n";
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct latency_opts {
+	int pid, json;
+	const char *probe;
+	double interval, duration;
+	double unit_ns; /* 0: plain numbers */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A value for people: a time when a unit was given, else a number with K/M/G (powers of 1024, as bpftrace). */
+static void fmt_value(char *buf, size_t cap, double v, double unit_ns)
+{
+	if (unit_ns > 0) {
+		double ns = v * unit_ns;
+		static const struct { double div; const char *sfx; } u[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
+		for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+			if (ns >= u[i].div || u[i].div == 1) {
+				snprintf(buf, cap, "%.3g%s", ns / u[i].div, u[i].sfx);
+				return;
+			}
+	}
+	static const char *sfx[] = { "", "K", "M", "G", "T", "P", "E" };
+	int k = 0;
+	while (v >= 1024 && k < 6 && fmod(v, 1024) == 0) {
+		v /= 1024;
+		k++;
+	}
+	snprintf(buf, cap, "%.0f%s", v, sfx[k]);
+}
+
+/* The p-th percentile, from the fine buckets: the middle of the bucket that holds it, kept within [min, max]. */
+static double percentile(const struct agent_hist *h, const uint64_t *b, uint64_t count, double p)
+{
+	if (!count)
+		return 0;
+	uint64_t rank = (uint64_t)ceil(p * (double)count), seen = 0;
+	if (rank < 1)
+		rank = 1;
+	for (unsigned i = 0; i < HIST_NBUCKETS; i++) {
+		seen += b[i];
+		if (seen < rank)
+			continue;
+		double lo = (double)hist_low(i);
+		double hi = i + 1 < HIST_NBUCKETS ? (double)hist_low(i + 1) : 18446744073709551615.0;
+		double v = i < HIST_SUB ? lo : (lo + hi) / 2;
+		if (v > (double)h->max)
+			v = (double)h->max;
+		if (v < (double)h->min)
+			v = (double)h->min;
+		return v;
+	}
+	return (double)h->max;
+}
+
+/* Log2 rows: [0], [1], [2, 4), [4, 8) ...: HIST_SUB fine buckets make one above HIST_SUB. */
+static int log2_rows(const uint64_t *b, uint64_t *rows, uint64_t *lo)
+{
+	int n = 0;
+	rows[n] = b[0], lo[n++] = 0;
+	rows[n] = b[1], lo[n++] = 1;
+	for (uint64_t p = 2; p < HIST_SUB; p *= 2, n++) {
+		rows[n] = 0;
+		lo[n] = p;
+		for (uint64_t v = p; v < 2 * p; v++)
+			rows[n] += b[v];
+	}
+	for (unsigned i = HIST_SUB; i < HIST_NBUCKETS; i += HIST_SUB, n++) {
+		rows[n] = 0;
+		lo[n] = hist_low(i);
+		for (unsigned k = 0; k < HIST_SUB; k++)
+			rows[n] += b[i + k];
+	}
+	return n;
+}
+
+static void print_hist(FILE *out, const struct latency_opts *o, const struct agent_hist *h, const uint64_t *b,
+		       uint64_t count, uint64_t prev_count, double secs)
+{
+	double p50 = percentile(h, b, count, 0.50), p90 = percentile(h, b, count, 0.90), p99 = percentile(h, b, count, 0.99);
+	char s50[32], s90[32], s99[32], smax[32], smean[32];
+	fmt_value(s50, sizeof(s50), p50, o->unit_ns);
+	fmt_value(s90, sizeof(s90), p90, o->unit_ns);
+	fmt_value(s99, sizeof(s99), p99, o->unit_ns);
+	fmt_value(smax, sizeof(smax), (double)h->max, o->unit_ns);
+	fmt_value(smean, sizeof(smean), count ? (double)h->sum / (double)count : 0, o->unit_ns);
+	if (o->json) {
+		fprintf(out, "{\"probe\":\"%s\",\"count\":%llu,\"negative\":%llu,\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f,"
+			     "\"min\":%llu,\"max\":%llu,\"sum\":%llu,\"log2\":[",
+			o->probe, (unsigned long long)count, (unsigned long long)h->negative, p50, p90, p99,
+			(unsigned long long)(count ? h->min : 0), (unsigned long long)h->max, (unsigned long long)h->sum);
+		uint64_t rows[HIST_NBUCKETS], lo[HIST_NBUCKETS];
+		int n = log2_rows(b, rows, lo), first = 1;
+		for (int i = 0; i < n; i++)
+			if (rows[i]) {
+				fprintf(out, "%s[%llu,%llu]", first ? "" : ",", (unsigned long long)lo[i], (unsigned long long)rows[i]);
+				first = 0;
+			}
+		fputs("]}\n", out);
+		return;
+	}
+	time_t t = time(NULL);
+	char ts[16];
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+	fprintf(out, "%s %s  count %llu (%.0f/s)  p50 %s  p90 %s  p99 %s  max %s  mean %s\n", ts, o->probe,
+		(unsigned long long)count, secs > 0 ? (double)(count - prev_count) / secs : 0.0, s50, s90, s99, smax, smean);
+	uint64_t rows[HIST_NBUCKETS], lo[HIST_NBUCKETS], top = 0;
+	int n = log2_rows(b, rows, lo), first = -1, last = -1;
+	for (int i = 0; i < n; i++)
+		if (rows[i]) {
+			if (first < 0)
+				first = i;
+			last = i;
+			if (rows[i] > top)
+				top = rows[i];
+		}
+	for (int i = first; first >= 0 && i <= last; i++) {
+		char a[32], z[32], label[72], bar[53];
+		fmt_value(a, sizeof(a), (double)lo[i], o->unit_ns);
+		if (i + 1 < n)
+			fmt_value(z, sizeof(z), (double)lo[i + 1], o->unit_ns);
+		else
+			snprintf(z, sizeof(z), "...");
+		if (lo[i] < 2)
+			snprintf(label, sizeof(label), "[%s]", a);
+		else
+			snprintf(label, sizeof(label), "[%s, %s)", a, z);
+		int w = (int)(rows[i] * 52 / top);
+		memset(bar, '@', (size_t)w);
+		memset(bar + w, ' ', (size_t)(52 - w));
+		bar[52] = '\0';
+		fprintf(out, "%-20s %8llu |%s|\n", label, (unsigned long long)rows[i], bar);
+	}
+	if (h->negative)
+		fprintf(out, "(%llu negative values, not in the histogram)\n", (unsigned long long)h->negative);
+	fputc('\n', out);
+}
+
+static int parse(int argc, char **argv, struct latency_opts *o)
+{
+	static const struct option opts[] = { { "pid", required_argument, NULL, 'p' },
+					      { "interval", required_argument, NULL, 'i' },
+					      { "duration", required_argument, NULL, 'd' },
+					      { "unit", required_argument, NULL, 'u' },
+					      { "json", no_argument, NULL, 'j' },
+					      { 0 } };
+	const char *p = NULL;
+	char *end;
+	int c;
+	o->interval = 1;
+	while ((c = getopt_long(argc, argv, "p:i:d:u:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': p = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'i':
+		case 'd': {
+			double v = strtod(optarg, &end);
+			if (*end || !(v > 0) || v > 1e7)
+				return error("bad %s '%s': seconds above 0 are expected", c == 'i' ? "interval" : "duration", optarg),
+				       EXIT_USAGE;
+			*(c == 'i' ? &o->interval : &o->duration) = v;
+			break;
+		}
+		case 'u':
+			o->unit_ns = !strcmp(optarg, "ns") ? 1 : !strcmp(optarg, "us") ? 1e3 : !strcmp(optarg, "ms") ? 1e6
+				   : !strcmp(optarg, "s") ? 1e9 : 0;
+			if (!o->unit_ns)
+				return error("bad unit '%s': ns, us, ms or s", optarg), EXIT_USAGE;
+			break;
+		default:
+			return fputs(usage_latency, stderr), EXIT_USAGE;
+		}
+	}
+	int code = agent_cli_pid_arg(p, &o->pid);
+	if (code)
+		return code;
+	if (optind + 1 != argc)
+		return error(optind == argc ? "which probe? give PROVIDER:PROBE" : "give one PROVIDER:PROBE"), EXIT_USAGE;
+	o->probe = argv[optind];
+	if (!strchr(o->probe, ':'))
+		return error("bad probe '%s': PROVIDER:PROBE is expected", o->probe), EXIT_USAGE;
+	return 0;
+}
+
+static int run(const struct latency_opts *o, struct agent_conn *c)
+{
+	char *reply = NULL;
+	int fd = -1;
+	int r = agent_request(c, AGENT_LATENCY, o->probe, strlen(o->probe), -1, AGENT_CLI_TIMEOUT_MS, &reply, NULL, &fd);
+	if (r == ERR_AGENT) {
+		error("process %d: %s", o->pid, reply ? reply : "error");
+		free(reply);
+		return EXIT_AGENT;
+	}
+	if (r) {
+		free(reply);
+		return err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", o->pid);
+	}
+	size_t size = (sizeof(struct agent_hist) + 4095) & ~(size_t)4095;
+	struct agent_hist *h = fd >= 0 ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (fd >= 0)
+		close(fd);
+	if (h == MAP_FAILED || h->magic != HIST_MAGIC || h->version != HIST_VERSION) {
+		free(reply);
+		if (h != MAP_FAILED)
+			munmap(h, size);
+		return error("process %d: the agent's histogram is not usable", o->pid), EXIT_AGENT;
+	}
+	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : o->probe);
+	free(reply);
+
+	uint64_t start = now_ns(), last = start, prev = 0;
+	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t *b = malloc(sizeof(h->bucket));
+	int gone = 0, code = EXIT_OK;
+	if (!b) {
+		munmap(h, size);
+		return err_report(-ENOMEM, "latency");
+	}
+	while (!stop && !gone && code == EXIT_OK) {
+		uint64_t now = now_ns(), next = last + (uint64_t)(o->interval * 1e9);
+		if (next > deadline)
+			next = deadline;
+		if (now < next) {
+			/* Wait for the interval, or for the process to go away (its end of the socket closes). */
+			struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+			int ms = (int)((next - now + 999999) / 1000000);
+			if (poll(&pf, 1, ms) > 0)
+				gone = 1;
+			continue;
+		}
+		memcpy(b, h->bucket, sizeof(h->bucket));
+		uint64_t count = 0;
+		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
+			count += b[i];
+		print_hist(stdout, o, h, b, count, prev, (double)(now - last) / 1e9);
+		if (fflush(stdout) || ferror(stdout))
+			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
+		prev = count;
+		last = now;
+		if (now >= deadline)
+			break;
+	}
+	if ((stop || gone) && code == EXIT_OK) { /* the final picture */
+		memcpy(b, h->bucket, sizeof(h->bucket));
+		uint64_t count = 0;
+		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
+			count += b[i];
+		print_hist(stdout, o, h, b, count, prev, (double)(now_ns() - last) / 1e9);
+		if (fflush(stdout) || ferror(stdout))
+			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
+	}
+	if (!gone) {
+		char *bye = NULL;
+		agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL);
+		free(bye);
+	} else {
+		fprintf(stderr, "rbscope: process %d exited\n", o->pid);
+	}
+	free(b);
+	munmap(h, size);
+	return code;
+}
+
+int cmd_latency(int argc, char **argv)
+{
+	struct latency_opts o = { 0 };
+	int code = parse(argc, argv, &o);
+	if (code)
+		return code;
+	struct agent_conn c;
+	code = agent_cli_connect(&c, o.pid);
+	if (code)
+		return code;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	code = run(&o, &c);
+	agent_close(&c);
+	return code;
+}

@@ -1,0 +1,223 @@
+/* probes.c: `rbscope probes -p PID [PATTERN...]`: every USDT probe of a process's mapped objects, and whether each is enabled now. */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../builtin.h"
+#include "../elf/stapsdt.h"
+#include "../lib/err.h"
+#include "../proc/maps.h"
+#include "../proc/mem.h"
+#include "agent_helpers.h"
+
+const char usage_probes[] =
+	"usage: rbscope probes -p PID [PATTERN...]\n"
+	"\n"
+	"List the USDT probes of every object PID has mapped (its executable, libruby, other libraries,\n"
+	"and probes declared with Rbscope::Provider), with whether each is enabled now: its semaphore\n"
+	"count (raised by bpftrace, `rbscope latency` and other tracers), or for a probe without a\n"
+	"semaphore whether a breakpoint sits at its address. PATTERN filters PROVIDER:NAME (glob, e.g. 'myapp:*').\n"
+	"\n"
+	"  -p, --pid PID   the process (any process, Ruby or not)\n";
+
+/* One provider:name in one object: its sites share the semaphore. */
+struct probe_row {
+	const char *provider, *name, *args;
+	uint64_t sem;
+	int sites, attached;
+	int sem_count; /* -1: no semaphore; -2: unreadable */
+};
+
+struct object {
+	const char *maps_path;
+	int first, last; /* its mappings in the maps list */
+};
+
+/* Open-able path of a mapped object: through the process's root, else its map_files entry, else an fd of it. */
+static int object_path(pid_t pid, const struct maps *m, const struct object *o, char *buf, size_t cap)
+{
+	const char *p = o->maps_path;
+	size_t l = strlen(p);
+	int deleted = l > 10 && !strcmp(p + l - 10, " (deleted)");
+	if (!deleted && p[0] == '/') {
+		snprintf(buf, cap, "/proc/%d/root%s", (int)pid, p);
+		if (!access(buf, R_OK))
+			return 0;
+	}
+	const struct map_entry *e = &m->v[o->first];
+	snprintf(buf, cap, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)e->start, (unsigned long long)e->end);
+	if (!access(buf, R_OK))
+		return 0;
+	/* A memfd (e.g. an Rbscope::Provider's object) is reachable through the fd that holds it open. */
+	char dir[64], link[PATH_MAX], want[PATH_MAX];
+	snprintf(want, sizeof(want), "%.*s", deleted ? (int)(l - 10) : (int)l, p);
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = -1;
+	while (d && found && (de = readdir(d))) {
+		snprintf(buf, cap, "%s/%s", dir, de->d_name);
+		ssize_t n = readlink(buf, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		size_t ll = (size_t)n;
+		if (ll > 10 && !strcmp(link + ll - 10, " (deleted)"))
+			link[ll - 10] = '\0';
+		if (!strcmp(link, want))
+			found = 0;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* The address in pid of link-time address vaddr of object o, or 0. */
+static uint64_t runtime_addr(const struct maps *m, const struct object *o, const struct stapsdt_list *l, uint64_t vaddr)
+{
+	int64_t off = stapsdt_file_offset(l, vaddr);
+	if (off < 0)
+		return 0;
+	for (int i = o->first; i <= o->last; i++) {
+		const struct map_entry *e = &m->v[i];
+		if (strcmp(e->path, o->maps_path))
+			continue;
+		if ((uint64_t)off >= e->offset && (uint64_t)off < e->offset + (e->end - e->start))
+			return e->start + ((uint64_t)off - e->offset);
+	}
+	return 0;
+}
+
+static int matches(int npat, char **pat, const char *provider, const char *name)
+{
+	if (!npat)
+		return 1;
+	char full[512];
+	snprintf(full, sizeof(full), "%s:%s", provider, name);
+	for (int i = 0; i < npat; i++)
+		if (!fnmatch(pat[i], full, 0) || !fnmatch(pat[i], provider, 0))
+			return 1;
+	return 0;
+}
+
+/* Rows of one object, in note order, one per provider:name. */
+static int object_rows(struct mem *mem, const struct maps *m, const struct object *o, const struct stapsdt_list *l,
+		       int npat, char **pat, struct probe_row **rows, int *nrows)
+{
+	*rows = NULL;
+	*nrows = 0;
+	struct probe_row *v = calloc((size_t)l->n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int n = 0;
+	for (int i = 0; i < l->n; i++) {
+		const struct stapsdt_note *t = &l->v[i];
+		if (!matches(npat, pat, t->provider, t->name))
+			continue;
+		struct probe_row *r = NULL;
+		for (int k = 0; k < n && !r; k++)
+			if (!strcmp(v[k].provider, t->provider) && !strcmp(v[k].name, t->name))
+				r = &v[k];
+		if (!r) {
+			r = &v[n++];
+			*r = (struct probe_row){ t->provider, t->name, t->args, t->sem, 0, 0, -1 };
+			if (t->sem) {
+				uint16_t c;
+				uint64_t a = runtime_addr(m, o, l, t->sem);
+				r->sem_count = a && !mem_read(mem, a, &c, sizeof(c)) ? c : -2;
+			}
+		}
+		r->sites++;
+		unsigned char op;
+		uint64_t pc = runtime_addr(m, o, l, t->pc);
+		if (pc && !mem_read(mem, pc, &op, 1) && op == 0xcc) /* int3: a uprobe sits there */
+			r->attached++;
+	}
+	*rows = v;
+	*nrows = n;
+	return 0;
+}
+
+static void print_row(const struct probe_row *r, const char *obj)
+{
+	char state[32], sites[16];
+	if (r->sem_count > 0)
+		snprintf(state, sizeof(state), "enabled (%d)", r->sem_count);
+	else if (r->sem_count == -1)
+		snprintf(state, sizeof(state), r->attached ? "attached" : "off");
+	else if (r->sem_count == -2)
+		snprintf(state, sizeof(state), "unknown");
+	else
+		snprintf(state, sizeof(state), "off");
+	snprintf(sites, sizeof(sites), "%d", r->sites);
+	char full[300];
+	snprintf(full, sizeof(full), "%s:%s", r->provider, r->name);
+	printf("%-36s %-13s %-5s %-9s %s  [%s]\n", full, state, sites, r->sem ? "yes" : "no", obj, r->args);
+}
+
+int cmd_probes(int argc, char **argv)
+{
+	static const struct option opts[] = { { "pid", required_argument, NULL, 'p' }, { 0 } };
+	const char *p = NULL;
+	int c, pid;
+	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
+		if (c == 'p')
+			p = optarg;
+		else
+			return fputs(usage_probes, stderr), EXIT_USAGE;
+	}
+	int code = agent_cli_pid_arg(p, &pid);
+	if (code)
+		return code;
+	struct maps m;
+	int r = maps_read(pid, &m);
+	if (r)
+		return err_report(r, "process %d", pid);
+	struct mem mem;
+	mem_open_pid(&mem, pid);
+	int total = 0, unreadable = 0;
+	printf("%-36s %-13s %-5s %-9s %s  [%s]\n", "PROBE", "STATE", "SITES", "SEMAPHORE", "OBJECT", "ARGUMENTS");
+	for (int i = 0; i < m.n; i++) {
+		const char *path = m.v[i].path;
+		if (!path[0] || path[0] == '[')
+			continue;
+		int seen = 0;
+		for (int k = 0; k < i && !seen; k++)
+			seen = !strcmp(m.v[k].path, path);
+		if (seen)
+			continue;
+		struct object o = { path, i, i };
+		for (int k = i + 1; k < m.n; k++)
+			if (!strcmp(m.v[k].path, path))
+				o.last = k;
+		char file[PATH_MAX + 64];
+		struct stapsdt_list l;
+		if (object_path(pid, &m, &o, file, sizeof(file))) {
+			unreadable++;
+			continue;
+		}
+		if (stapsdt_read(file, &l))
+			continue; /* not ELF (a data file, a font): no probes */
+		struct probe_row *rows;
+		int nrows;
+		if (!object_rows(&mem, &m, &o, &l, argc - optind, argv + optind, &rows, &nrows)) {
+			for (int k = 0; k < nrows; k++)
+				print_row(&rows[k], path);
+			total += nrows;
+			free(rows);
+		}
+		stapsdt_free(&l);
+	}
+	maps_free(&m);
+	if (fflush(stdout) == EOF)
+		return err_report(-errno, "cannot write the list");
+	fprintf(stderr, "rbscope: %d probe%s in process %d%s\n", total, total == 1 ? "" : "s", pid,
+		unreadable ? " (some mapped files could not be opened: run as root to see them all)" : "");
+	return EXIT_OK;
+}
