@@ -86,9 +86,22 @@ static int heap_operands(int argc, int n)
 	return -1;
 }
 
-/* The end of a command that read one dump: a file with no records is one line; bad lines are reported, not fatal. */
+/* The results could not be written (a reader that closed the pipe early, a full disk): exit 9, as everywhere. */
+static int heap_write_failed(int err)
+{
+	err_report(err, "cannot write the results");
+	return EXIT_OUTPUT;
+}
+
+/*
+ * The end of a command that read one dump: a write error is said as one (the
+ * analyses write only to stdout, so its error flag tells it from a read's);
+ * a file with no records is one line; bad lines are reported, not fatal.
+ */
 static int heap_finish(const char *path, int err, const struct heap_stats *st)
 {
+	if (err && ferror(stdout))
+		return heap_write_failed(err);
 	if (err == ERR_BAD_FILE)
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
 	heap_report_bad(path, st);
@@ -188,6 +201,8 @@ static int cmd_heap_diff(int argc, char **argv)
 		heap_report_bad(paths[i], &st[i]);
 	if (failed >= 0)
 		return heap_finish(paths[failed], err, &st[failed]);
+	if (err && ferror(stdout))
+		return heap_write_failed(err);
 	return err ? err_report(err, "cannot diff the dumps") : EXIT_OK;
 }
 

@@ -172,6 +172,22 @@ if [ -s "$g" ]; then
 	done
 	"$RBSCOPE" heap strings "$work/no-such.json" 2>"$work/e"; rc=$?
 	check "heap strings: a missing file: non-zero exit, names it" sh -c "test $rc != 0 && grep -q 'no-such.json' '$work/e'"
+
+	# A reader that is gone before the results come (`| head`, `| grep -q`): a write error, said as
+	# one, exit 9 as for every command; never "cannot read" of a dump that was read.
+	closed_pipe() { # closed_pipe LABEL HEAP-ARGS...: rbscope heap with a pipe for stdout whose reader has gone
+		local label=$1; shift
+		ruby -e 'r, w = IO.pipe; r.close; pid = spawn(*ARGV, out: w); w.close; Process.wait(pid); exit $?.exitstatus' \
+			"$RBSCOPE" heap "$@" 2>"$work/e"; rc=$?
+		check "heap $label: stdout a closed pipe: exit 9, 'cannot write the results: Broken pipe' ($rc, $(head -c 80 "$work/e"))" \
+			sh -c "test $rc = 9 && test \$(wc -l <'$work/e') = 1 && grep -q '^rbscope: cannot write the results: Broken pipe\$' '$work/e'"
+	}
+	closed_pipe summary summary "$g"
+	closed_pipe "summary --json" summary "$g" --json
+	closed_pipe path path "$g" "$(awk '$1 == "planted" { print $2 }' "$work/graph-3.1.addr")"
+	closed_pipe retained retained "$g"
+	closed_pipe strings strings "$g"
+	closed_pipe diff diff "$work/leak-3.1/d1.json" "$work/leak-3.1/d2.json" "$work/leak-3.1/d3.json"
 fi
 
 # What Ruby writes unescaped (the "file" of a script named we"ird\) and lines of many MB still read.
