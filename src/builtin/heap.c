@@ -102,6 +102,8 @@ static int heap_finish(const char *path, int err, const struct heap_stats *st)
 {
 	if (err && ferror(stdout))
 		return heap_write_failed(err);
+	if (err == ERR_BAD_FILE && st->cut)
+		return error("%s: the compressed data is corrupt or cut short before any heap record", path), EXIT_BAD_INPUT;
 	if (err == ERR_BAD_FILE)
 		return error("%s: no heap records in it (is it an ObjectSpace.dump_all file?)", path), EXIT_BAD_INPUT;
 	heap_report_bad(path, st);

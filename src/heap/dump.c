@@ -45,6 +45,9 @@ int heap_location(const struct heap_rec *r, char *buf, size_t cap)
 
 void heap_report_bad(const char *path, const struct heap_stats *st)
 {
+	if (st->cut)
+		fprintf(stderr, "rbscope: %s: the compressed data is corrupt or cut short after %llu bytes of dump; "
+				"what came before was read\n", path, (unsigned long long)st->bytes);
 	if (!st->bad)
 		return;
 	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
@@ -313,9 +316,16 @@ static int read_stream(struct source *s, size_t size, int skip, heap_fn fn, void
 			cap *= 2;
 		}
 		ssize_t n = pull(s, buf + have, cap - have < CHUNK ? cap - have : CHUNK);
-		if (n < 0) {
-			err = s->gz ? ERR_BAD_FILE : -errno;
+		if (n < 0 && !s->gz) {
+			err = -errno;
 			break;
+		}
+		int zerr = Z_OK;
+		if (n <= 0 && s->gz)
+			gzerror(s->gz, &zerr);
+		if (n < 0 || zerr == Z_BUF_ERROR) { /* corrupt or cut short: what came before is still a dump to read */
+			st->cut = 1;
+			n = 0;
 		}
 		have += (size_t)n;
 		st->bytes += (uint64_t)n;
@@ -352,7 +362,11 @@ int heap_open(const char *path, int *plain, uint64_t *size)
 		return -errno;
 	struct stat sb;
 	unsigned char magic[2] = { 0, 0 };
-	int regular = !fstat(fd, &sb) && S_ISREG(sb.st_mode);
+	int known = !fstat(fd, &sb), regular = known && S_ISREG(sb.st_mode);
+	if (known && S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
 	if (regular && sb.st_size >= 2 && pread(fd, magic, 2, 0) != 2)
 		regular = 0;
 	*plain = regular && !(magic[0] == 0x1f && magic[1] == 0x8b);

@@ -32,6 +32,7 @@ struct heap_rec {
 struct heap_stats {
 	uint64_t lines, records, bad, bytes;
 	uint64_t first_bad_line[3]; /* line numbers of the first bad lines, 0 if fewer */
+	int cut; /* gzip data corrupt or cut short: read up to there (bytes: how far, uncompressed) */
 };
 
 /* Called per record; return non-zero to stop. */
@@ -65,7 +66,7 @@ int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, 
 
 /* "file:line" of an object's allocation site into buf; its length, or 0 when the dump has none. */
 int heap_location(const struct heap_rec *r, char *buf, size_t cap);
-/* On stderr, when path had lines that are not records: how many, and the first ones' numbers. */
+/* On stderr, when path had lines that are not records: how many, and the first ones' numbers; and a cut. */
 void heap_report_bad(const char *path, const struct heap_stats *st);
 
 /*

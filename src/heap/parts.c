@@ -132,6 +132,7 @@ int heap_parts_result(const struct heap_parts *ps, int file, struct heap_stats *
 		st->records += p->st.records;
 		st->bad += p->st.bad;
 		st->bytes += p->st.bytes;
+		st->cut |= p->st.cut;
 		if (!err)
 			err = p->err;
 	}

@@ -50,6 +50,21 @@ echo '[{"type":"STRING"}]' >"$work/array.json"
 check "heap: a JSON array instead of JSON lines: exit 8" test $rc = 8
 "$RBSCOPE" heap summary "$work/no-such.json" 2>"$work/e"; rc=$?
 check "heap: a missing file: non-zero exit, names it" sh -c "test $rc != 0 && grep -q 'no-such.json' '$work/e'"
+"$RBSCOPE" heap summary "$work" 2>"$work/e"; rc=$?
+check "heap: a directory: non-zero exit, says so" sh -c "test $rc != 0 && grep -q 'Is a directory' '$work/e'"
+# What `jq -s . dump.json` or JSON.pretty_generate make of a dump: one object over many lines, none a record.
+ruby -rjson -e 'puts JSON.pretty_generate(File.foreach(ARGV[0]).first(50).map { |l| JSON.parse(l) })' "$dump" >"$work/pretty.json"
+"$RBSCOPE" heap summary "$work/pretty.json" >/dev/null 2>"$work/e"; rc=$?
+check "heap: a pretty-printed JSON array: exit 8, no heap records" sh -c "test $rc = 8 && grep -q 'no heap records' '$work/e'"
+# A .gz cut short or corrupt in the middle: what came before is analysed, and the cut is said.
+head -c $(($(stat -c %s "$work/dump.json.gz") / 2)) "$work/dump.json.gz" >"$work/cut.json.gz"
+"$RBSCOPE" heap summary "$work/cut.json.gz" >"$work/cut.out" 2>"$work/e"; rc=$?
+check "heap: a .gz cut in half: exit 0, the first half analysed, the cut reported" \
+	sh -c "test $rc = 0 && grep -q STRING '$work/cut.out' && grep -q 'corrupt or cut short after [1-9][0-9]* bytes' '$work/e'"
+head -c 20 "$work/dump.json.gz" >"$work/cut.json.gz"
+"$RBSCOPE" heap summary "$work/cut.json.gz" >/dev/null 2>"$work/e"; rc=$?
+check "heap: a .gz cut before its first record: exit 8, one line" \
+	sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1 && grep -q 'cut short before any heap record' '$work/e'"
 
 # The three-dump diff finds a planted leak exactly, and nothing transient, on every Ruby.
 lk=$top/tests/integration/ruby/leak.rb
@@ -73,6 +88,24 @@ for ver in 3.1 3.3 2.7; do
 done
 "$RBSCOPE" heap diff "$work/leak-3.1/d1.json" "$work/random.bin" >/dev/null 2>&1; rc=$?
 check "heap diff: a dump with no records: exit 8" test $rc = 8
+d=$work/leak-3.1
+if [ -s "$d/d3.json" ]; then
+	# Read whole (gzip, standard input) or cut into parts on every core (plain files), the answer is one.
+	gzip -c "$d/d1.json" >"$d/d1.json.gz"
+	"$RBSCOPE" heap diff "$d/d1.json.gz" - "$d/d3.json" --top 0 <"$d/d2.json" | tail -n +2 >"$work/diff-gz.txt"
+	tail -n +2 "$work/diff-3.1.txt" >"$work/diff-plain.txt"
+	check "heap diff: a .gz BEFORE and AFTER from stdin give what the plain files give" cmp -s "$work/diff-plain.txt" "$work/diff-gz.txt"
+	"$RBSCOPE" heap diff "$d/d1.json" "$d/d2.json" --top 0 >"$work/diff2.txt"; rc=$?
+	check "heap diff: two dumps: exit 0, the planted leak among what is new in AFTER" \
+		sh -c "test $rc = 0 && grep -Eq '^ +200 +[0-9]+ +[^ ]*leak\\.rb:$leak_line +String$' '$work/diff2.txt'"
+	{ head -n 10 "$d/d2.json"; echo 'not json'; tail -n +11 "$d/d2.json"; echo '{"cut'; } >"$work/d2-bad.json"
+	"$RBSCOPE" heap diff "$d/d1.json" "$work/d2-bad.json" "$d/d3.json" --top 0 2>"$work/e" | tail -n +2 >"$work/diff-bad.txt"
+	check "heap diff: AFTER's bad lines reported at their numbers (11 and the last), the diff unchanged" \
+		sh -c "grep -q 'd2-bad.json: 2 of $(($(wc -l <"$d/d2.json") + 2)) lines are not heap records (first at line 11, $(($(wc -l <"$d/d2.json") + 2)))' '$work/e' &&
+			cmp -s '$work/diff-plain.txt' '$work/diff-bad.txt'"
+	"$RBSCOPE" heap diff "$d/d1.json" "$work/no-such.json" >/dev/null 2>"$work/e"; rc=$?
+	check "heap diff: a missing AFTER: non-zero exit, names it" sh -c "test $rc != 0 && grep -q \"cannot read '$work/no-such.json'\" '$work/e'"
+fi
 
 # heap path, retained and strings on a dump with known structures (heapgraph.rb), each figure checked
 # against the slow, obvious reading of the same dump with Ruby's JSON parser (heap-graph-truth.rb).
