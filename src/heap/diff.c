@@ -49,7 +49,8 @@ struct diff {
 	size_t n;
 	struct map classes; /* class address -> name id + 1, from the last dump that names it */
 	struct strtab strs; /* locations and class names */
-	uint64_t traced, untraced, moved;
+	uint64_t traced, untraced, moved; /* AFTER's objects not in BEFORE: with allocation info, without, moved */
+	uint64_t traced_before;           /* BEFORE's objects with allocation info */
 };
 
 struct class_name {
@@ -66,7 +67,7 @@ struct diff_part {
 	struct buf fresh;   /* AFTER: struct fresh, in the order of the dump */
 	struct strtab strs;
 	int64_t max_gen;
-	uint64_t traced, untraced, moved;
+	uint64_t traced, untraced, moved; /* BEFORE: traced counts its objects with allocation info */
 	int err;
 };
 
@@ -90,6 +91,7 @@ static int on_rec(const struct heap_rec *r, void *arg)
 	}
 	uint64_t id = identity(r);
 	if (p->role == BEFORE) {
+		p->traced += r->has_file;
 		if (r->has_generation && r->generation > p->max_gen)
 			p->max_gen = r->generation;
 		if (buf_add(&p->ids, &id, sizeof(id)))
@@ -133,6 +135,7 @@ static int collect_before(struct heap_parts *ps, struct diff_part *parts, struct
 				return -ENOMEM;
 		if (p->max_gen > d->max_gen_before)
 			d->max_gen_before = p->max_gen;
+		d->traced_before += p->traced;
 		buf_free(&p->ids);
 	}
 	return 0;
@@ -255,6 +258,16 @@ static int report(const struct diff *d, const char *const *paths, int npaths, in
 	if (d->moved * 20 > d->moved + d->n && d->moved > 100)
 		fprintf(out, "warning: %llu objects allocated before %s are at new addresses: the heap looks compacted "
 			     "(GC.compact) between the dumps\n", (unsigned long long)d->moved, paths[0]);
+	/*
+	 * With tracing on, whatever is allocated after BEFORE has a site, but GC.compact drops the
+	 * site of each object it moves (Ruby 2.7, 3.1, 3.3): many new objects without one mean compaction,
+	 * and objects that moved cannot be matched by address. Say so.
+	 */
+	if (d->traced_before && d->untraced * 20 > d->n && d->untraced > 100)
+		fprintf(out, "warning: %llu objects new in %s have no allocation info though %s's objects have it: the "
+			     "heap looks compacted (GC.compact moves objects and drops their allocation info) between the "
+			     "dumps; moved objects show as new, under (no allocation info)\n",
+			(unsigned long long)d->untraced, paths[1], paths[0]);
 	fprintf(out, "\n%10s %14s  %-50s %s\n", "objects", "bytes", "location", "class");
 	for (size_t i = 0; i < nrows && (top <= 0 || i < (size_t)top); i++) {
 		uint64_t *cn = rows[i].klass ? map_get(&d->classes, rows[i].klass) : NULL;

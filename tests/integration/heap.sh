@@ -19,7 +19,7 @@ for ver in 3.1 3.3 2.7; do
 		not_ok "heap: ruby $ver: could not write a dump"
 		continue
 	fi
-	for by in type class location; do
+	for by in type class location file generation; do
 		ruby "$top/tests/integration/ruby/heap-truth.rb" "$dump" $by >"$work/truth-$by"
 		"$RBSCOPE" heap summary "$dump" --by $by --top 0 --json | canon >"$work/got-$by"
 		check "heap: ruby $ver: summary --by $by equals Ruby's own reading of the dump ($(wc -l <"$work/truth-$by") groups)" \
@@ -88,8 +88,29 @@ for ver in 3.1 3.3 2.7; do
 done
 "$RBSCOPE" heap diff "$work/leak-3.1/d1.json" "$work/random.bin" >/dev/null 2>&1; rc=$?
 check "heap diff: a dump with no records: exit 8" test $rc = 8
+# GC.compact between two dumps moves objects and drops their allocation info: diff must say so.
+compact='require "objspace"; ObjectSpace.trace_object_allocations_start
+	$keep = Array.new(20_000) { |i| "keep #{i}" }; $drop = Array.new(20_000) { |i| "drop #{i}" }
+	$keep2 = Array.new(20_000) { |i| "keep2 #{i}" }; $drop = nil; GC.start
+	File.open(ARGV[0] + "/c1.json", "w") { |f| ObjectSpace.dump_all(output: f) }; GC.compact
+	File.open(ARGV[0] + "/c2.json", "w") { |f| ObjectSpace.dump_all(output: f) }'
+for ver in 3.1 3.3 2.7; do
+	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap diff: ruby $ver: no Ruby here"; continue; }
+	d=$work/compact-$ver
+	mkdir -p "$d"
+	if [ "$root" = / ]; then
+		ruby -e "$compact" "$d"
+	else
+		mkdir -p "$root/tmp/rbscope-it/compact" && chroot "$root" ruby -e "$compact" /tmp/rbscope-it/compact &&
+			mv "$root"/tmp/rbscope-it/compact/c*.json "$d/"
+	fi
+	"$RBSCOPE" heap diff "$d/c1.json" "$d/c2.json" >"$work/compact.txt" 2>&1
+	check "heap diff: ruby $ver: GC.compact between the dumps: 'the heap looks compacted'" \
+		grep -q '^warning: [0-9]* objects new in .* the heap looks compacted' "$work/compact.txt"
+done
 d=$work/leak-3.1
 if [ -s "$d/d3.json" ]; then
+	check "heap diff: no compaction warning when there was none" sh -c "! grep -q compacted '$work/diff-3.1.txt'"
 	# Read whole (gzip, standard input) or cut into parts on every core (plain files), the answer is one.
 	gzip -c "$d/d1.json" >"$d/d1.json.gz"
 	"$RBSCOPE" heap diff "$d/d1.json.gz" - "$d/d3.json" --top 0 <"$d/d2.json" | tail -n +2 >"$work/diff-gz.txt"

@@ -1,6 +1,6 @@
 # heap-truth.rb: what `rbscope heap summary --by BY` must report for a dump, worked out with Ruby's own JSON
 # parser (slowly, record by record). Prints "key<TAB>objects<TAB>memsize" lines, sorted.
-# Usage: ruby heap-truth.rb DUMP BY   (BY: type, class or location)
+# Usage: ruby heap-truth.rb DUMP BY   (BY: type, class, location, file or generation)
 require "json"
 dump, by = ARGV
 recs = File.foreach(dump).map { |l| JSON.parse(l) }.reject { |r| r["type"] == "ROOT" }
@@ -15,6 +15,8 @@ recs.each do |r|
         when "type" then r["type"]
         when "class" then r["class"] ? (names[r["class"]] || "(anonymous class #{r["class"]})") : "(no class: internal objects)"
         when "location" then r["file"] ? "#{r["file"]}:#{r["line"]}" : "(no allocation info)"
+        when "file" then r["file"] || "(no allocation info)"
+        when "generation" then r["generation"] ? r["generation"].to_s : "(no allocation info)"
         end
   groups[key][0] += 1
   groups[key][1] += r["memsize"].to_i
