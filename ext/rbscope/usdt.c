@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,67 @@ static int provider_enabled(const struct provider *p)
 	return p->handle != NULL;
 }
 
+static int write_all(int fd, const unsigned char *data, size_t size)
+{
+	size_t done = 0;
+	while (done < size) {
+		ssize_t w = write(fd, data + done, size - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * dlopen the image: from a memfd through /proc/self/fd (nothing on disk, works on noexec /tmp),
+ * else (no /proc, as in a bare chroot) from a file in the agent's private directory or $TMPDIR,
+ * unlinked once loaded. Either way *fd stays open: tracers find the object through /proc/PID/fd.
+ */
+static void *load_object(const char *name, const struct usdt_elf_image *img, int *fd, const char **why)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "rbscope:%s", name);
+	*fd = memfd_create(path, MFD_CLOEXEC);
+	if (*fd >= 0 && write_all(*fd, img->data, img->size) == 0) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			return h;
+		if (access("/proc/self/fd", F_OK) == 0) {
+			*why = dlerror();
+			close(*fd);
+			*fd = -1;
+			return NULL;
+		}
+	}
+	if (*fd >= 0)
+		close(*fd);
+	const char *dir = channel_path(), *tmp = getenv("TMPDIR");
+	if (dir) {
+		const char *slash = strrchr(dir, '/');
+		snprintf(path, sizeof(path), "%.*s/usdt-%s-XXXXXX.so", (int)(slash - dir), dir, name);
+	} else {
+		snprintf(path, sizeof(path), "%s/rbscope-usdt-%s-XXXXXX.so", tmp && *tmp ? tmp : "/tmp", name);
+	}
+	*fd = mkostemps(path, 3, O_CLOEXEC);
+	if (*fd < 0) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	int wrote = write_all(*fd, img->data, img->size) == 0;
+	void *h = wrote ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+	if (!h) {
+		*why = wrote ? dlerror() : strerror(errno);
+		close(*fd);
+		*fd = -1;
+	}
+	unlink(path);
+	return h;
+}
+
 /* Generate the object, load it, and point each probe at its stub and semaphore. */
 static void provider_load(struct provider *p)
 {
@@ -161,31 +224,16 @@ static void provider_load(struct provider *p)
 		free(ep);
 		rb_raise(rb_eRuntimeError, "rbscope: cannot build the probe object: %s", strerror(-r));
 	}
-	char memname[USDT_NAME_MAX + 16], path[64];
-	snprintf(memname, sizeof(memname), "rbscope:%s", p->name);
-	int fd = memfd_create(memname, MFD_CLOEXEC);
-	size_t done = 0;
-	while (fd >= 0 && done < img.size) {
-		ssize_t w = write(fd, img.data + done, img.size - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	int err = errno;
-	size_t size = img.size;
+	int fd = -1;
+	const char *why = NULL;
+	void *h = load_object(p->name, &img, &fd, &why);
 	usdt_elf_free(&img);
-	void *h = NULL;
-	if (fd >= 0 && done == size) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	}
 	struct link_map *lm = NULL;
 	if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) || !lm) {
-		const char *why = h ? dlerror() : fd < 0 ? strerror(err) : dlerror();
-		if (h)
+		if (h) {
+			why = dlerror();
 			dlclose(h);
+		}
 		if (fd >= 0)
 			close(fd);
 		free(ep);
