@@ -404,10 +404,14 @@ static VALUE provider_probes(VALUE self)
 	return a;
 }
 
-/* probe.enabled?: one load of the semaphore, which a tracer (or `rbscope latency`) raises. */
+/*
+ * probe.enabled?: one load of the semaphore, which a tracer (or `rbscope latency`) raises.
+ * No type check: Probe cannot be allocated (nor subclassed into something allocatable), so a
+ * receiver of this method is always one of ours, and the check would be most of the cost.
+ */
 static VALUE probe_enabled_p(VALUE self)
 {
-	volatile uint16_t *sem = get_probe(self)->sem;
+	volatile uint16_t *sem = ((struct probe_ref *)RTYPEDDATA_DATA(self))->def->sem;
 	return sem && *sem ? Qtrue : Qfalse;
 }
 
@@ -453,7 +457,7 @@ static uint64_t fire_arg(const struct probe_def *d, int i, VALUE v, char *buf)
  */
 static VALUE probe_fire(int argc, VALUE *argv, VALUE self)
 {
-	struct probe_def *d = get_probe(self);
+	struct probe_def *d = ((struct probe_ref *)RTYPEDDATA_DATA(self))->def; /* always a Probe: see enabled? */
 	if (!d->sem || !*d->sem)
 		return Qfalse;
 	VALUE vals = Qnil;
