@@ -55,6 +55,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
 
+# The USDT object writer lives in the gem's extension (pure C): its test compiles it in.
+$(BUILD)/tests/test_usdt: tests/unit/test_usdt.c ext/rbscope/usdt_elf.c ext/rbscope/usdt_elf.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN_CFLAGS) -Isrc -Iext/rbscope -o $@ $< ext/rbscope/usdt_elf.c $(LIB_OBJ) $(LDLIBS) -lcmocka
+
 unit: all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
