@@ -1,4 +1,4 @@
-/* trace.c: the hooks of `rbscope trace`: targeted TracePoints for Ruby methods, a C-call filter for C methods, GC events, all written to a shared ring. */
+/* trace.c: the hooks of `rbscope trace`: targeted TracePoints for Ruby methods, a C-call filter for C methods, GC events, expression values, all written to a shared ring. */
 #include "agent.h"
 #include "ring.h"
 
@@ -14,6 +14,10 @@
 #include <ruby/debug.h>
 
 #define STK_MAX 1024
+/* In a C method's number in the filter table: the method has expressions (the CLI's numbers stay below 2^24). */
+#define ID_EXPR 0x80000000u
+/* Bytes of expression values one call may write. */
+#define EXPR_TEXT_MAX 4096
 
 /* (class, method name Symbol) -> our method number; open addressing, power-of-two size. */
 struct mtab {
@@ -39,6 +43,8 @@ struct tracer {
 	uint32_t next_id;
 	VALUE keep;          /* a Ruby array: the classes we hold numbers for, and tps; marked while tracing */
 	VALUE tps;           /* the TracePoints to disable at the end */
+	VALUE exprs;         /* method number -> its Rbscope::Agent::Exprs (lib/rbscope/exprs.rb), or nil */
+	uint32_t cexprs;     /* how many C methods have expressions */
 	/* GC */
 	uint64_t gc_start, gc_mark, gc_enter, gc_pause, gc_major0;
 	uint32_t gc_steps;
@@ -49,7 +55,9 @@ static struct tracer *tracers[AGENT_MAX_TRACERS];
 static uint32_t tracer_gen;
 static rb_event_flag_t c_events, r_events; /* what the global hooks are installed for */
 static VALUE keep_all;                     /* Ruby array of every live tracer's keep */
-static ID id_major_gc_count;
+static ID id_major_gc_count, id_ruby_values, id_c_values;
+/* Set while this thread evaluates expressions: a traced call made by them is not traced. */
+static __thread int in_exprs __attribute__((tls_model("initial-exec")));
 
 /* Per thread: its kernel tid and one stack of traced calls per tracer slot. */
 struct frame {
@@ -191,13 +199,16 @@ static void emit_text(struct tracer *t, uint16_t kind, uint32_t tid, const char 
 	ring_commit(&t->prod, r);
 }
 
-static void emit_call(struct tracer *t, uint16_t type, uint32_t id, uint32_t tid, uint64_t ts, uint64_t dur,
-		      uint64_t cpu, uint32_t depth)
+/* A CALL or RETURN record, with n bytes of expression values after it (n may be 0). */
+static inline void emit_call(struct tracer *t, uint16_t type, uint32_t id, uint32_t tid, uint64_t ts, uint64_t dur,
+			     uint64_t cpu, uint32_t depth, const char *text, uint32_t n)
 {
-	struct ring_call *c = ring_reserve(&t->prod, sizeof(*c), type);
+	struct ring_call *c = ring_reserve(&t->prod, (uint32_t)sizeof(*c) + n, type);
 	if (!c)
 		return;
-	c->id = id, c->tid = tid, c->ts = ts, c->dur = dur, c->cpu = cpu, c->depth = depth, c->pad = 0;
+	c->id = id, c->tid = tid, c->ts = ts, c->dur = dur, c->cpu = cpu, c->depth = depth, c->text = n;
+	if (n)
+		memcpy(c + 1, text, n);
 	ring_commit(&t->prod, c);
 }
 
@@ -217,7 +228,8 @@ static void emit_callers(struct tracer *t, uint32_t tid)
 	emit_text(t, RING_TEXT_CALLERS, tid, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
 }
 
-static void on_call(struct tracer *t, uint32_t id)
+/* A call begins; its CALL record is written for --firehose, or when it carries expression values (text). */
+static inline void on_call(struct tracer *t, uint32_t id, const char *text, uint32_t n, int with_text)
 {
 	uint32_t tid;
 	struct stk *s = stack_of(t, &tid);
@@ -226,33 +238,45 @@ static void on_call(struct tracer *t, uint32_t id)
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	if (s->depth < STK_MAX)
 		s->f[s->depth] = (struct frame){ .id = id, .t0 = now, .cpu0 = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0 };
-	if (t->emit_calls)
-		emit_call(t, RING_CALL, id, tid, now, 0, 0, s->depth);
+	if (t->emit_calls || with_text)
+		emit_call(t, RING_CALL, id, tid, now, 0, 0, s->depth, text, n);
 	s->depth++;
 }
 
-static void on_return(struct tracer *t, uint32_t id)
+struct ret {
+	uint32_t tid, depth;
+	uint64_t now, dur, cpu;
+};
+
+/* A call ends: pop its frame; 1 and its times in *r when its RETURN is to be written (not too fast for --slow). */
+static inline int pop_call(struct tracer *t, uint32_t id, struct ret *r)
 {
-	uint32_t tid;
-	struct stk *s = stack_of(t, &tid);
+	struct stk *s = stack_of(t, &r->tid);
 	if (!s)
-		return;
+		return 0;
 	/* Calls made before the trace began have no frame: find ours, or ignore the return. */
 	uint32_t d = s->depth;
 	while (d > 0 && (d > STK_MAX || s->f[d - 1].id != id))
 		d--;
 	if (!d)
-		return;
+		return 0;
 	struct frame f = s->f[d - 1];
 	s->depth = d - 1;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
-	uint64_t cpu = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) - f.cpu0 : 0;
-	uint64_t dur = now - f.t0;
-	if (t->slow_ns && (t->slow_cpu ? cpu : dur) < t->slow_ns)
+	r->depth = s->depth;
+	r->now = clock_ns(CLOCK_MONOTONIC);
+	r->cpu = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) - f.cpu0 : 0;
+	r->dur = r->now - f.t0;
+	return !t->slow_ns || (t->slow_cpu ? r->cpu : r->dur) >= t->slow_ns;
+}
+
+static void on_return(struct tracer *t, uint32_t id)
+{
+	struct ret r;
+	if (!pop_call(t, id, &r))
 		return;
-	emit_call(t, RING_RETURN, id, tid, now, dur, cpu, s->depth);
+	emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, NULL, 0);
 	if (t->slow_ns)
-		emit_callers(t, tid);
+		emit_callers(t, r.tid);
 }
 
 /* A method's label, "Klass#name" or "Klass.name", from Ruby (lib/rbscope/agent.rb). */
@@ -273,6 +297,89 @@ static uint32_t name_of(struct tracer *t, VALUE klass, VALUE mid)
 		rb_ary_push(t->keep, klass); /* a class we hold a number for must not be freed and its address reused */
 	emit_name(t, nid, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
 	return nid;
+}
+
+/* --- expressions --- */
+
+/* The tracer of slot as it was when gen was read, or NULL if it stopped since (its memory may be gone). */
+static inline struct tracer *tracer_again(int slot, uint32_t gen)
+{
+	struct tracer *t = tracers[slot];
+	return t && t->live && t->gen == gen ? t : NULL;
+}
+
+struct expr_args {
+	VALUE ex, obj;
+	ID how;
+};
+
+static VALUE expr_body(VALUE p)
+{
+	struct expr_args *a = (struct expr_args *)p;
+	return rb_funcallv(a->ex, a->how, 1, &a->obj);
+}
+
+/*
+ * The values of method id's expressions for this call, a String, or Qnil.
+ * exprs.rb rescues what an expression raises; what still gets out (a bug of
+ * ours) is dropped here, except a signal or a thread kill that arrived
+ * meanwhile: that was meant for the app, and goes on into it.
+ */
+static VALUE eval_exprs(struct tracer *t, uint32_t id, ID how, VALUE obj)
+{
+	struct expr_args a = { rb_ary_entry(t->exprs, id), obj, how };
+	int state = 0;
+	in_exprs = 1;
+	VALUE v = rb_protect(expr_body, (VALUE)&a, &state);
+	in_exprs = 0;
+	if (state) {
+		VALUE err = rb_errinfo();
+		if (!rb_obj_is_kind_of(err, rb_eException) || rb_obj_is_kind_of(err, rb_eSignal))
+			rb_jump_tag(state);
+		rb_set_errinfo(Qnil);
+		return Qnil;
+	}
+	return RB_TYPE_P(v, T_STRING) ? v : Qnil;
+}
+
+/*
+ * A call or return of a method with expressions; obj is the TracePoint of a
+ * Ruby method or the receiver of a C method. The values are taken at the
+ * call, or under --slow at the return of the calls slow enough (fast calls
+ * then cost nothing more). Evaluating runs Ruby code, which may let other
+ * threads run and stop this tracer: it is looked up again afterwards.
+ */
+static void expr_event(struct tracer *t, uint32_t id, int call, int ruby, VALUE obj)
+{
+	if (in_exprs)
+		return;
+	if (call && t->slow_ns) {
+		on_call(t, id, NULL, 0, 0);
+		return;
+	}
+	if (!call && !t->slow_ns) {
+		on_return(t, id);
+		return;
+	}
+	struct ret r;
+	if (!call && !pop_call(t, id, &r))
+		return;
+	int slot = t->slot;
+	uint32_t gen = t->gen;
+	VALUE text = eval_exprs(t, id, ruby ? id_ruby_values : id_c_values, obj);
+	if (!(t = tracer_again(slot, gen)))
+		return;
+	const char *p = NIL_P(text) ? "" : RSTRING_PTR(text);
+	long n = NIL_P(text) ? 0 : RSTRING_LEN(text);
+	if (n > EXPR_TEXT_MAX)
+		n = EXPR_TEXT_MAX;
+	if (call) {
+		on_call(t, id, p, (uint32_t)n, 1);
+	} else {
+		emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, p, (uint32_t)n);
+		emit_callers(t, r.tid);
+	}
+	RB_GC_GUARD(text);
 }
 
 /* --- hooks --- */
@@ -297,13 +404,19 @@ static void method_hook(VALUE data, rb_trace_arg_t *arg)
 		struct tracer *t = tracers[i];
 		if (!t || !t->live)
 			continue;
-		int64_t id;
+		int64_t id = -1;
+		if (c_event && (!t->firehose || t->cexprs))
+			id = mtab_get(&t->cfilter, klass, mid);
+		if (id >= 0 && (id & ID_EXPR)) {
+			expr_event(t, (uint32_t)id & ~ID_EXPR, call, 0, rb_tracearg_self(arg));
+			continue;
+		}
 		if (t->firehose)
 			id = name_of(t, klass, mid);
-		else if (!c_event || (id = mtab_get(&t->cfilter, klass, mid)) < 0)
+		else if (id < 0)
 			continue;
 		if (call)
-			on_call(t, (uint32_t)id);
+			on_call(t, (uint32_t)id, NULL, 0, 0);
 		else
 			on_return(t, (uint32_t)id);
 	}
@@ -319,9 +432,20 @@ static void tp_hook(VALUE tpval, void *data)
 	uint32_t id = (uint32_t)((d >> 8) & 0xffffffff);
 	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
 	if (ev == RUBY_EVENT_CALL)
-		on_call(t, id);
+		on_call(t, id, NULL, 0, 0);
 	else
 		on_return(t, id);
+}
+
+/* tp_hook of a Ruby method with expressions: their values need the TracePoint (self, binding). */
+static void tp_hook_expr(VALUE tpval, void *data)
+{
+	uintptr_t d = (uintptr_t)data;
+	struct tracer *t = tracer_again((int)(d & 0xff), (uint32_t)(d >> 40));
+	if (!t)
+		return;
+	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
+	expr_event(t, (uint32_t)((d >> 8) & 0xffffffff), ev == RUBY_EVENT_CALL, 1, tpval);
 }
 
 static void gc_hook(VALUE tpval, void *data)
@@ -430,16 +554,19 @@ static struct ring_hdr *ring_create(uint64_t size, int *fd, size_t *map_size)
 	return h;
 }
 
-/* One method a selector resolved to (from Ruby): [label, owner, method name, UnboundMethod, ruby?]. */
+/* One method a selector resolved to (from Ruby): [label, owner, method name, UnboundMethod, ruby?, Exprs or nil]. */
 static void add_method(struct tracer *t, VALUE m)
 {
 	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1), name = rb_ary_entry(m, 2);
-	VALUE um = rb_ary_entry(m, 3);
+	VALUE um = rb_ary_entry(m, 3), ex = rb_ary_entry(m, 5);
 	uint32_t id = t->next_id++;
 	emit_name(t, id, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+	if (!NIL_P(ex))
+		rb_ary_store(t->exprs, id, ex);
 	if (RTEST(rb_ary_entry(m, 4))) {
 		uintptr_t d = (uintptr_t)t->slot | (uintptr_t)id << 8 | (uintptr_t)t->gen << 40;
-		VALUE tp = rb_tracepoint_new(Qnil, RUBY_EVENT_CALL | RUBY_EVENT_RETURN, tp_hook, (void *)d);
+		VALUE tp = rb_tracepoint_new(Qnil, RUBY_EVENT_CALL | RUBY_EVENT_RETURN, NIL_P(ex) ? tp_hook : tp_hook_expr,
+					     (void *)d);
 		VALUE args[2] = { tp, um };
 		int ok;
 		VALUE r = agent_call(&ok, "enable_target", 2, args);
@@ -449,7 +576,8 @@ static void add_method(struct tracer *t, VALUE m)
 		}
 		/* Not targetable (an attr_reader, say): such methods fire C-call events instead. */
 	}
-	mtab_put(&t->cfilter, owner, name, id);
+	mtab_put(&t->cfilter, owner, name, NIL_P(ex) ? id : id | ID_EXPR);
+	t->cexprs += !NIL_P(ex);
 	rb_ary_push(t->keep, owner);
 }
 
@@ -508,6 +636,8 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 	t->keep = rb_ary_new();
 	t->tps = rb_ary_new();
 	rb_ary_push(t->keep, t->tps);
+	t->exprs = rb_ary_new();
+	rb_ary_push(t->keep, t->exprs);
 	rb_ary_push(keep_all, t->keep);
 	VALUE methods = rb_hash_aref(plan, ID2SYM(rb_intern("methods")));
 	VALUE notes = rb_hash_aref(plan, ID2SYM(rb_intern("notes")));
@@ -557,4 +687,6 @@ void tracer_init(void)
 	keep_all = rb_ary_new();
 	rb_gc_register_mark_object(keep_all);
 	id_major_gc_count = rb_intern("major_gc_count");
+	id_ruby_values = rb_intern("ruby_values");
+	id_c_values = rb_intern("c_values");
 }

@@ -124,14 +124,18 @@ module Rbscope
       def trace_plan(settings)
         plan = { methods: [], firehose: false, slow_ns: 0, slow_cpu: false, gc: false, buffer: 8 << 20, notes: +"" }
         skipped = []
+        c_args = {}
         settings.each_line do |line|
           key, val = line.chomp.split(" ", 2)
           case key
           when "method"
-            found, err = resolve(val.to_s)
+            sel, text = split_selector(val.to_s)
+            found, err = resolve(sel)
             if err
               skipped << err
             else
+              err = attach_exprs(found, text, c_args) if text
+              return { error: err } if err
               plan[:methods].concat(found)
             end
           when "firehose" then plan[:firehose] = true
@@ -157,15 +161,35 @@ module Rbscope
         plan[:firehose] = true if plan[:slow_ns].positive? && plan[:methods].empty?
         plan[:notes] = "tracing #{plan[:methods].size} method#{plan[:methods].size == 1 ? '' : 's'}" unless plan[:methods].empty?
         plan[:notes] << " (skipped #{skipped.size}: #{skipped.first(3).join('; ')}#{skipped.size > 3 ? '; ...' : ''})" unless skipped.empty?
+        plan[:notes] << "; #{Exprs.c_note(c_args)}" unless c_args.empty?
         plan
       rescue ArgumentError => e
         { error: e.message }
       end
 
+      # "Klass#meth(expr, ...)" -> ["Klass#meth", "expr, ..."]; the expressions are nil without parentheses.
+      def split_selector(sel)
+        m = sel.strip.match(/\A([^(]*)\((.*)\)\z/m) or return [sel.strip, nil]
+        [m[1].strip, m[2].strip.empty? ? nil : m[2]]
+      end
+
+      # Compile a selector's expressions for each method it named (entry [5]): an error message or nil.
+      # c_args gets the expressions that want arguments of C methods, by method.
+      def attach_exprs(found, text, c_args)
+        require_relative "exprs"
+        found.each do |m|
+          ex, more = Exprs.compile(m[0], text, m[3], m[4], @allow_eval)
+          return more unless ex
+          m[5] = ex
+          c_args[m[0]] = more unless more.empty?
+        end
+        nil
+      end
+
       # "Klass#meth", "Klass.meth", "Klass#", "Klass." or "meth" -> [[label, owner, name, UnboundMethod, ruby?], ...]
+      # (trace_plan adds the method's Exprs as [5] when the selector had expressions)
       def resolve(sel)
         sel = sel.strip
-        sel = sel.sub(/\(.*\)\z/m, "")
         if (m = sel.match(/\A(.+?)(#|\.)([^#.]*)\z/))
           mod = constant(m[1]) or return [nil, "no class or module named #{m[1]}"]
           target = m[2] == "#" ? mod : mod.singleton_class

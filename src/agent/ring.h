@@ -36,10 +36,10 @@ struct ring_rec {
 enum ring_type {
 	RING_PAD = 0,
 	RING_NAME = 1,   /* ring_name: a method id's label, sent before its first use */
-	RING_CALL = 2,   /* ring_call */
-	RING_RETURN = 3, /* ring_call; dur/cpu set */
+	RING_CALL = 2,   /* ring_call, maybe with the values of the method's expressions */
+	RING_RETURN = 3, /* ring_call; dur/cpu set; with expression values under --slow */
 	RING_GC = 4,     /* ring_gc */
-	RING_TEXT = 5,   /* ring_text: expression values after a CALL, a slow call's callers, notes */
+	RING_TEXT = 5,   /* ring_text: a slow call's callers, notes */
 };
 
 struct ring_name {
@@ -57,7 +57,7 @@ struct ring_call {
 	uint64_t dur;   /* RETURN: wall ns since the call */
 	uint64_t cpu;   /* RETURN: thread CPU ns since the call, when asked for */
 	uint32_t depth; /* nesting among traced calls of this thread */
-	uint32_t pad;
+	uint32_t text;  /* bytes of text after the record: "name=value, ..." of a call's expressions (0: none) */
 };
 
 /* One garbage collection, written when its sweep ends. */
@@ -72,7 +72,7 @@ struct ring_gc {
 	uint64_t pause; /* ns the program was stopped for it, all steps */
 };
 
-enum { RING_TEXT_ARGS = 1, RING_TEXT_CALLERS = 2, RING_TEXT_NOTE = 3 };
+enum { RING_TEXT_CALLERS = 2, RING_TEXT_NOTE = 3 };
 
 struct ring_text {
 	struct ring_rec r; /* flags: RING_TEXT_* */

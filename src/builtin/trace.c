@@ -30,7 +30,10 @@ const char usage_trace[] =
 	"  -p, --pid PID        the Ruby process\n"
 	"  -m, --methods SEL    trace methods: Klass#meth, Klass.meth, Klass# (all instance methods),\n"
 	"                       Klass. (all singleton methods), or meth (in every class); repeatable,\n"
-	"                       and the words after -m up to the next option are selectors too\n"
+	"                       and the words after -m up to the next option are selectors too;\n"
+	"                       'SEL(expr, ...)' shows values at each call: self, @ivar, __source__ (the\n"
+	"                       caller's file:line), argN or a parameter's name, or Ruby code run with\n"
+	"                       self the receiver (only where the process allows eval)\n"
 	"  -c, --config FILE    selectors from a tracer file (one per line, # comments); shipped ones:\n"
 	"                       nethttp, io, sql\n"
 	"  -f, --firehose       every method call, nested and indented (slows every call down)\n"
@@ -97,6 +100,24 @@ static int add_selector(struct trace_opts *o, const char *sel)
 	return 0;
 }
 
+/* Where a tracer file line's comment starts: a line starting with #, or " #" after a selector (a selector's own # has
+ * no space before it) outside its expressions' parentheses; NULL if none. */
+static char *tracer_comment(char *s)
+{
+	if (*s == '#')
+		return s;
+	int depth = 0;
+	for (char *p = s; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		else if (!depth && p[0] == ' ' && p[1] == '#')
+			return p;
+	}
+	return NULL;
+}
+
 static int read_tracer(struct trace_opts *o, const char *name)
 {
 	FILE *f = open_tracer(name);
@@ -107,8 +128,7 @@ static int read_tracer(struct trace_opts *o, const char *name)
 	while (!code && fgets(line, sizeof(line), f)) {
 		char *s = line + strspn(line, " \t");
 		s[strcspn(s, "\r\n")] = 0;
-		/* Comments: a line starting with #, or " #" after a selector (a selector's own # has no space before it). */
-		char *c = *s == '#' ? s : strstr(s, " #");
+		char *c = tracer_comment(s);
 		if (c)
 			*c = 0;
 		for (char *e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t');)
@@ -201,8 +221,9 @@ struct printer {
 	char **names;
 	uint32_t nnames;
 	uint32_t last_tid;
-	int pending;            /* a firehose CALL not printed yet, waiting to see if its RETURN follows */
+	int pending;            /* a CALL not printed yet, waiting to see if its RETURN follows */
 	struct ring_call call;  /* that CALL */
+	struct buf args;        /* and the values of its expressions */
 	uint64_t events;
 	int slow_cpu;
 };
@@ -219,13 +240,22 @@ static void thread_line(struct printer *p, uint32_t tid)
 	p->last_tid = tid;
 }
 
+/* "  Klass#meth" indented by depth, with "(values)" when there are some. */
+static void call_line(struct printer *p, const struct ring_call *c, const char *args, size_t n)
+{
+	thread_line(p, c->tid);
+	fprintf(p->out, "%*s%s", (int)(c->depth * 2 % 200), "", name_of(p, c->id));
+	if (n)
+		fprintf(p->out, "(%.*s)", (int)n, args);
+}
+
 static void flush_pending(struct printer *p)
 {
 	if (!p->pending)
 		return;
 	p->pending = 0;
-	thread_line(p, p->call.tid);
-	fprintf(p->out, "%*s%s\n", (int)(p->call.depth * 2 % 200), "", name_of(p, p->call.id));
+	call_line(p, &p->call, p->args.data, p->args.len);
+	fputc('\n', p->out);
 }
 
 static void print_dur(struct printer *p, const struct ring_call *c)
@@ -254,36 +284,45 @@ static int keep_name(struct printer *p, const struct ring_name *n)
 	return 0;
 }
 
+/* A CALL or RETURN record, or NULL if too short for itself and its text. */
+static const struct ring_call *call_rec(const struct ring_rec *r)
+{
+	const struct ring_call *c = (const struct ring_call *)r;
+	return r->len < sizeof(*c) || c->text > r->len - sizeof(*c) ? NULL : c;
+}
+
 /* One record; -1 if it makes no sense. */
 static int print_rec(struct printer *p, const struct ring_rec *r)
 {
+	const struct ring_call *c;
 	switch (r->type) {
 	case RING_NAME:
 		return r->len < sizeof(struct ring_name) ? -1 : keep_name(p, (const struct ring_name *)r);
-	case RING_CALL: {
-		if (r->len < sizeof(struct ring_call))
+	case RING_CALL:
+		if (!(c = call_rec(r)))
 			return -1;
 		flush_pending(p);
-		p->call = *(const struct ring_call *)r;
+		p->call = *c;
+		buf_reset(&p->args);
+		if (buf_add(&p->args, c + 1, c->text) < 0)
+			return -1;
 		p->pending = 1;
 		p->events++;
 		return 0;
-	}
-	case RING_RETURN: {
-		if (r->len < sizeof(struct ring_call))
+	case RING_RETURN:
+		if (!(c = call_rec(r)))
 			return -1;
-		const struct ring_call *c = (const struct ring_call *)r;
 		p->events++;
+		/* A call whose return comes next goes on one line, with its values. */
 		if (p->pending && p->call.tid == c->tid && p->call.id == c->id && p->call.depth == c->depth) {
 			p->pending = 0;
+			call_line(p, c, p->args.data, p->args.len);
 		} else {
 			flush_pending(p);
+			call_line(p, c, (const char *)(c + 1), c->text);
 		}
-		thread_line(p, c->tid);
-		fprintf(p->out, "%*s%s", (int)(c->depth * 2 % 200), "", name_of(p, c->id));
 		print_dur(p, c);
 		return 0;
-	}
 	case RING_GC: {
 		if (r->len < sizeof(struct ring_gc))
 			return -1;
@@ -380,6 +419,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	free(reply);
 
 	struct printer p = { .out = out, .slow_cpu = o->slow_cpu, .last_tid = UINT32_MAX };
+	buf_init(&p.args, 1 << 20);
 	struct ring_cons rc;
 	ring_cons_init(&rc, h);
 	uint64_t deadline = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
@@ -429,6 +469,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	for (uint32_t i = 0; i < p.nnames; i++)
 		free(p.names[i]);
 	free(p.names);
+	buf_free(&p.args);
 	munmap(h, map_len);
 	return code;
 }

@@ -98,6 +98,30 @@ for ver in 3.1 3.3; do
 	check "agent: ruby $ver: trace --firehose: every call, nested" \
 		sh -c "grep -q '^ *Object#work$' '$work/t6' && grep -q '^ \+Shop#add <' '$work/t6' && grep -q '^ \+Hash#key? <' '$work/t6'"
 
+	# Expressions: on a Ruby method, values at each call; one that raises or exits is reported, the trace goes on.
+	addl=$(line_of 'shop.add(i % 10' "$at")
+	"$RBSCOPE" trace -p $p -m 'Shop#add(self, @items, __source__, arg0, price, name.to_s * 2, arg1.nosuch, exit, add(:x, 2), "x" * 1000)' \
+		-d 1 >"$work/x1" 2>"$work/e"
+	grep "agent-target.rb:$addl," "$work/x1" >"$work/x1m"
+	check "agent: ruby $ver: trace expressions of a Ruby method: self, @ivar, __source__, arg0, a parameter, Ruby code" \
+		test "$(count "^ *Shop#add\(self=#<Shop:0x[0-9a-f]+ @items=\{.*, @items=\{.*\}, __source__=[^ ]*agent-target.rb:$addl, arg0=[0-9], price=\"item [0-9]+\", name.to_s \* 2=\"([0-9])\1\", " "$work/x1m")" -ge 100
+	check "agent: ruby $ver: ... one that raises is reported, one that exits too, and the trace goes on" \
+		test "$(count "arg1.nosuch=<NoMethodError: undefined method .nosuch. for [^>]*String>, exit=<SystemExit: exit>, " "$work/x1m")" -ge 100
+	check "agent: ruby $ver: ... one that calls the traced method does not trace that call" \
+		sh -c "test \"\$(grep -c 'add(:x, 2)=2, ' '$work/x1m')\" -ge 100 && ! grep -q 'arg0=:x' '$work/x1'"
+	check "agent: ruby $ver: ... a long value is cut short" grep -q -E '"x" \* 1000="x{199}\.\.\.\) <0\.[0-9]{6}>$' "$work/x1m"
+	check "agent: ruby $ver: ... and the app is unharmed" sh -c "kill -0 $p && test \"\$('$RBSCOPE' eval -p $p '[Shop.instance_method(:add).owner, Shop.new.add(1, 2)]')\" = '[Shop, 2]'"
+	"$RBSCOPE" trace -p $p -m 'Hash#key?(self, arg0, __source__, size, @nope)' -d 0.5 >"$work/x2" 2>"$work/e"
+	keyl=$(line_of 'h.key?(keys.sample)' "$at")
+	check "agent: ruby $ver: trace expressions of a C method: self, __source__, Ruby code; argN said to be unavailable" \
+		sh -c "grep -q -E '^ *Hash#key\?\(self=\{:a=>1\}, arg0=<C method: not available>, __source__=[^ ]*agent-target.rb:$keyl, size=1, @nope=nil\) <' '$work/x2' && grep -q 'Hash#key? is a C method: Ruby gives no access to a C method.s arguments, so arg0 shows <C method: not available>' '$work/e'"
+	"$RBSCOPE" trace -p $p --slow 20 -m 'Shop#slow(self.class, __source__)' Shop#add -d 3 >"$work/x3" 2>"$work/e"
+	check "agent: ruby $ver: trace --slow with expressions: values of the slow calls only" \
+		sh -c "grep -q -E '^ *Shop#slow\(self.class=Shop, __source__=[^ ]*agent-target.rb:$(line_of 'shop.slow if' "$at")\) <0\.0[2-9]' '$work/x3' && ! grep -q 'Shop#add' '$work/x3'"
+	"$RBSCOPE" trace -p $p -m 'Shop#add(1 +)' -d 0.5 >/dev/null 2>"$work/e"; rc=$?
+	check "agent: ruby $ver: an expression that does not compile: exit 12, says which" \
+		sh -c "test $rc = 12 && grep -q \"Shop#add: cannot compile '1 +'\" '$work/e'"
+
 	# The CLI killed mid-trace: hooks come off at once, and a new trace works.
 	"$RBSCOPE" trace -p $p -m Shop#add Hash#key? >/dev/null 2>&1 &
 	tp=$!
@@ -140,6 +164,30 @@ for ver in 3.1 3.3; do
 		stop_ruby "$child"
 		stop_ruby $apid
 	fi
+	# A target that forks while traced: the parent's trace goes on, the child writes nothing into its ring and runs on.
+	if start_agent $ver forklater RBSCOPE_ALLOW_EVAL=1; then
+		"$RBSCOPE" trace -p $apid -m 'Shop#add(arg0)' -d 3 >"$work/x4" 2>"$work/e" &
+		tr=$!
+		sleep 1
+		kill -USR1 $apid
+		wait $tr
+		child=$(sed -n 's/^child //p' "$work/agent-$ver-forklater.out")
+		[ -n "$child" ] && pids="$pids $child"
+		check "agent: ruby $ver: forked while traced: the parent's trace goes on after the fork" \
+			test "$(count "^ *Shop#add\(arg0=:after_fork\) <" "$work/x4")" -ge 100
+		check "agent: ruby $ver: ... nothing of the child's is in it" \
+			sh -c "test -n '$child' && ! grep -q -e in_child -e '^-- thread $child\$' '$work/x4'"
+		n1=$("$RBSCOPE" eval -p "$child" '$child_calls' 2>/dev/null)
+		sleep 0.3
+		n2=$("$RBSCOPE" eval -p "$child" '$child_calls' 2>/dev/null)
+		check "agent: ruby $ver: ... the child runs on (its calls go on, it answers on its own socket)" \
+			sh -c "kill -0 '$child' && test '${n1:-0}' -gt 0 && test '${n2:-0}' -gt '${n1:-0}'"
+		"$RBSCOPE" trace -p "$child" -m 'Shop#add(arg0)' -d 0.5 >"$work/x5" 2>/dev/null
+		check "agent: ruby $ver: ... and can be traced itself" test "$(count '^ *Shop#add\(arg0=:in_child\) <' "$work/x5")" -ge 10
+		check "agent: ruby $ver: ... the parent lives on" kill -0 $apid
+		stop_ruby "$child"
+		stop_ruby $apid
+	fi
 done
 
 # Security and faults (host Ruby).
@@ -147,6 +195,12 @@ start_agent 3.1 busy && {
 	p=$apid
 	"$RBSCOPE" eval -p $p '1' >/dev/null 2>"$work/e"; rc=$?
 	check "agent: eval without the process's opt-in: refused, exit 4" sh -c "test $rc = 4 && grep -q 'eval refused' '$work/e'"
+	"$RBSCOPE" trace -p $p -m 'Shop#add(arg0, @items.size)' -d 0.5 >/dev/null 2>"$work/e"; rc=$?
+	check "agent: a trace expression of Ruby code without the process's opt-in to eval: refused, exit 12" \
+		sh -c "test $rc = 12 && grep -q \"Shop#add: the expression '@items.size' is Ruby code, which needs the process's opt-in\" '$work/e'"
+	"$RBSCOPE" trace -p $p -m 'Shop#add(self, @items, __source__, arg1, name)' -d 0.5 >"$work/x6" 2>"$work/e"
+	check "agent: ... self, @ivar, __source__, argN and parameter names need no opt-in" \
+		grep -q -E '^ *Shop#add\(self=#<Shop.*, @items=\{.*, __source__=.*, arg1=.*, name=.*\) <' "$work/x6"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$RBSCOPE" backtraces -p $p >/dev/null 2>"$work/e"; rc=$?
 	check "agent: another uid cannot reach the socket: exit 4" test $rc = 4
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+dac_override,+dac_read_search \

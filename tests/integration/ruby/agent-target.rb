@@ -1,5 +1,5 @@
 # agent-target.rb: a program for the agent tests: threads, a Ruby class to trace, C calls, allocation, the app's own signal handlers.
-# usage: ruby -rrbscope agent-target.rb [busy|sleep|read|queue|forker]
+# usage: ruby -rrbscope agent-target.rb [busy|sleep|read|queue|forker|forklater]
 $stdout.sync = true
 class Shop
   def initialize
@@ -62,6 +62,29 @@ when "busy", "forker"
   keys = %i[a b]
   i = 0
   loop { work(shop, h, keys, i += 1) }
+when "forklater"
+  # Forks when sent SIGUSR1 (while a test traces it); then parent and child call Shop#add with names of their own.
+  $fork_now = false
+  $child_calls = 0
+  Signal.trap("USR1") { $fork_now = true }
+  shop = Shop.new
+  h = { a: 1 }
+  keys = %i[a b]
+  i = 0
+  forked = nil
+  loop do
+    work(shop, h, keys, i += 1)
+    if $fork_now && !forked
+      forked = fork do
+        loop do
+          shop.add(:in_child, $child_calls += 1)
+          sleep 0.001 if ($child_calls % 100).zero?
+        end
+      end
+      puts "child #{forked}"
+    end
+    shop.add(:after_fork, i) if forked
+  end
 when "sleep" then sleep
 when "read" then IO.pipe[0].read
 when "queue" then Queue.new.pop
