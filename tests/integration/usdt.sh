@@ -73,8 +73,8 @@ for ver in 3.1 3.3; do
 		sh -c "readelf -h '$work/obj-$ver.so' | grep -q 'DYN' && readelf -lW '$work/obj-$ver.so' | grep -q 'GNU_STACK.* RW '"
 
 	"$RBSCOPE" probes -p $p 'rbtest*' >"$work/probes" 2>"$work/e"
-	check "usdt: ruby $ver: rbscope probes lists our 4 probes, all off" \
-		sh -c "test \$(grep -c -E '^rbtest(_lat)?:(req|flags|tick|work) +off ' '$work/probes') = 4"
+	check "usdt: ruby $ver: rbscope probes lists our 5 probes, all off" \
+		sh -c "test \$(grep -c -E '^rbtest(_lat|_stack)?:(req|flags|tick|work) +off ' '$work/probes') = 5"
 	if [ $ver = 3.1 ]; then
 		"$RBSCOPE" probes -p $p 'ruby:*' >"$work/probes-ruby" 2>/dev/null
 		check "usdt: ruby 3.1: rbscope probes lists Ruby's built-in probes too" grep -q '^ruby:method__entry ' "$work/probes-ruby"
@@ -127,6 +127,10 @@ for ver in 3.1 3.3; do
 			check "usdt: ruby $ver: rbscope probes shows the probe enabled under bpftrace" grep -q '^rbtest:req *enabled (1)' "$work/probes3"
 			sleep 0.5
 			check "usdt: ruby $ver: enabled? back to false after bpftrace" sh -c "tail -n 1 '$uout' | grep -q 'enabled false'"
+			timeout -s INT 5 bpftrace -p $p -e 'usdt:*:rbtest_stack:work { printf("%s|%s\\n", str(arg0), str(arg1)); exit(); }' \
+				>"$work/bts" 2>&1
+			check "usdt: ruby $ver: trace_stack fires the method and its caller's lines" \
+				grep -q 'Worker#work|.*usdt-target.rb:[0-9]' "$work/bts"
 			# disable while bpftrace is attached: the process lives on, bpftrace ends normally
 			timeout -s INT 3 bpftrace -p $p -e 'usdt:*:rbtest:req { @n = count(); }' >"$work/bt2" 2>&1 &
 			bp=$!

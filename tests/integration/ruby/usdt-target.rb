@@ -53,6 +53,7 @@ class Worker
   end
 end
 lat = Rbscope.trace_latency(Worker, :work, provider: "rbtest_lat")
+Rbscope.trace_stack(Worker, :work, provider: "rbtest_stack", depth: 4)
 check("trace_latency keeps the method's result") { Worker.new.work(3) == 3 }
 
 if mode == "fork"
