@@ -10,6 +10,7 @@
 #include "../lib/map.h"
 #include "../lib/strtab.h"
 #include "../output/json.h"
+#include "parts.h"
 
 struct group {
 	uint64_t key; /* string id, class address or generation */
@@ -58,7 +59,7 @@ static void gem_of(struct span f, char *out, size_t cap)
 		snprintf(out, cap, "(application)");
 }
 
-static int add(struct summary *s, uint64_t key, uint64_t memsize)
+static int add(struct summary *s, uint64_t key, uint64_t count, uint64_t memsize)
 {
 	uint64_t *hit = map_get(&s->index, key);
 	size_t i;
@@ -78,7 +79,7 @@ static int add(struct summary *s, uint64_t key, uint64_t memsize)
 		if (map_put(&s->index, key, i + 1))
 			return -ENOMEM;
 	}
-	s->g[i].count++;
+	s->g[i].count += count;
 	s->g[i].memsize += memsize;
 	return 0;
 }
@@ -121,7 +122,7 @@ static int on_record(const struct heap_rec *r, void *arg)
 	}
 	s->count++;
 	s->memsize += r->memsize;
-	if (add(s, key, r->memsize))
+	if (add(s, key, 1, r->memsize))
 		s->err = -ENOMEM;
 	return s->err;
 }
@@ -170,15 +171,87 @@ int heap_by_parse(const char *s, enum heap_by *by)
 	return -1;
 }
 
+static void summary_init(struct summary *s, enum heap_by by)
+{
+	*s = (struct summary){ .by = by };
+	strtab_init(&s->strs);
+	map_init(&s->index);
+	map_init(&s->classes);
+}
+
+static void summary_free(struct summary *s)
+{
+	free(s->g);
+	map_free(&s->index);
+	map_free(&s->classes);
+	strtab_free(&s->strs);
+}
+
+/* The id in s of string id of from's strings. */
+static uint64_t reintern(struct summary *s, const struct summary *from, uint64_t id)
+{
+	const char *str = strtab_get(&from->strs, (uint32_t)id);
+	return intern(s, str, strlen(str));
+}
+
+/*
+ * Add a part's groups and class names to s. Parts merged in file order give
+ * what one reader gives: groups in order of first appearance (so sorting
+ * ties fall alike) and each class named by its last record.
+ */
+static int merge(struct summary *s, const struct summary *part)
+{
+	for (size_t i = 0; i < part->n && !s->err; i++) {
+		uint64_t key = part->g[i].key;
+		if (s->by == HEAP_BY_TYPE)
+			key = reintern(s, part, key);
+		else if (key && s->by != HEAP_BY_CLASS && s->by != HEAP_BY_GENERATION)
+			key = reintern(s, part, key - 1) + 1;
+		if (add(s, key, part->g[i].count, part->g[i].memsize))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < part->classes.cap && !s->err; i++) {
+		const struct map_slot *c = &part->classes.slots[i];
+		if (c->key != MAP_EMPTY && map_put(&s->classes, c->key, reintern(s, part, c->val - 1) + 1))
+			return -ENOMEM;
+	}
+	s->count += part->count;
+	s->memsize += part->memsize;
+	return s->err;
+}
+
+/* Read the dump into s, its plain file cut into parts read on every core. */
+static int read_summary(const char *path, struct summary *s, struct heap_stats *st)
+{
+	struct heap_parts ps;
+	struct summary *parts = NULL;
+	int err = heap_parts_open(&ps, &path, 1, 0);
+	if (!err && !(parts = calloc((size_t)ps.n, sizeof(*parts))))
+		err = -ENOMEM;
+	for (int i = 0; !err && i < ps.n; i++) {
+		summary_init(&parts[i], s->by);
+		ps.v[i].arg = &parts[i];
+	}
+	if (!err) {
+		heap_parts_read(&ps, 1, on_record);
+		err = heap_parts_result(&ps, 0, st);
+	}
+	for (int i = 0; !err && i < ps.n; i++)
+		if (!(err = parts[i].err))
+			err = merge(s, &parts[i]);
+	for (int i = 0; parts && i < ps.n; i++)
+		summary_free(&parts[i]);
+	free(parts);
+	heap_parts_close(&ps);
+	return err;
+}
+
 int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out, struct heap_stats *st)
 {
-	struct summary s = { .by = by };
-	strtab_init(&s.strs);
-	map_init(&s.index);
-	map_init(&s.classes);
-	int err = heap_read(path, on_record, &s, st);
-	if (!err)
-		err = s.err;
+	struct summary s;
+	summary_init(&s, by);
+	memset(st, 0, sizeof(*st));
+	int err = read_summary(path, &s, st);
 	if (!err) {
 		if (s.n)
 			qsort(s.g, s.n, sizeof(*s.g), by_memsize);
@@ -212,9 +285,6 @@ int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out
 		if (fflush(out) || ferror(out))
 			err = -(errno ?: EIO);
 	}
-	free(s.g);
-	map_free(&s.index);
-	map_free(&s.classes);
-	strtab_free(&s.strs);
+	summary_free(&s);
 	return err;
 }

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct heap_stats st3[3];
 	int failed;
 	heap_diff(three, 3, 5, devnull, st3, &failed);
-	/* Cut into parts of a few bytes, the dump must read as it does whole: each line once, at its number. */
-	uint64_t part = 1 + (size ? data[0] % 64 : 0);
+	/* Cut into parts of 8 to 135 bytes, the dump must read as it does whole: each line once, at its number. */
+	uint64_t part = 8 + (size ? data[0] % 128 : 0);
 	heap_diff_parts(three, 2, 5, devnull, st3, &failed, part);
 	heap_read(path, count_record, NULL, &st);
 	if (st.records != st3[0].records || st.bad != st3[0].bad || st.lines != st3[0].lines ||
