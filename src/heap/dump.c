@@ -20,19 +20,25 @@ int span_eq(struct span s, const char *lit)
 	return s.n == n && !memcmp(s.p, lit, n);
 }
 
+/* A hex digit's value + 1, 0 for anything else: one load per digit, no branch to mispredict. */
+static const unsigned char HEX1[256] = {
+	['0'] = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+	['A'] = 11, 12, 13, 14, 15, 16,
+	['a'] = 11, 12, 13, 14, 15, 16,
+};
+
 uint64_t heap_hex(struct span s)
 {
-	if (s.n < 3 || s.p[0] != '0' || s.p[1] != 'x')
+	if (s.n < 3 || s.n > 18 || s.p[0] != '0' || s.p[1] != 'x')
 		return 0;
 	uint64_t v = 0;
+	int ok = 1;
 	for (size_t i = 2; i < s.n; i++) {
-		char c = s.p[i];
-		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-		if (d < 0 || i > 17)
-			return 0;
-		v = v << 4 | (uint64_t)d;
+		unsigned d = HEX1[(unsigned char)s.p[i]];
+		ok &= d != 0;
+		v = v << 4 | ((d - 1) & 15);
 	}
-	return v;
+	return ok ? v : 0;
 }
 
 int heap_location(const struct heap_rec *r, char *buf, size_t cap)
