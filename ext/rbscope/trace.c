@@ -1,6 +1,7 @@
 /* trace.c: the hooks of `rbscope trace`: targeted TracePoints for Ruby methods, a C-call filter for C methods, GC events, expression values, all written to a shared ring. */
 #include "agent.h"
 #include "ring.h"
+#include "tsc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -52,6 +53,15 @@ struct tracer {
 };
 
 static struct tracer *tracers[AGENT_MAX_TRACERS];
+struct tsc_clock tsc_clock;
+/*
+ * For the C-call hook, which sees every C call of the process: the live tracers packed together, and
+ * one bit per C method name any of them filters on, so that most calls are turned away after one load.
+ * Rebuilt when a tracer starts or stops. A firehose tracer wants every call: no pre-filter then.
+ */
+static struct tracer *live_tracers[AGENT_MAX_TRACERS];
+static int nlive, nfirehose;
+static uint64_t cmid_bits[64];
 static uint32_t tracer_gen;
 static rb_event_flag_t c_events, r_events; /* what the global hooks are installed for */
 static VALUE keep_all;                     /* Ruby array of every live tracer's keep */
@@ -235,7 +245,7 @@ static inline void on_call(struct tracer *t, uint32_t id, const char *text, uint
 	struct stk *s = stack_of(t, &tid);
 	if (!s)
 		return;
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = tsc_now();
 	if (s->depth < STK_MAX)
 		s->f[s->depth] = (struct frame){ .id = id, .t0 = now, .cpu0 = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0 };
 	if (t->emit_calls || with_text)
@@ -263,7 +273,7 @@ static inline int pop_call(struct tracer *t, uint32_t id, struct ret *r)
 	struct frame f = s->f[d - 1];
 	s->depth = d - 1;
 	r->depth = s->depth;
-	r->now = clock_ns(CLOCK_MONOTONIC);
+	r->now = tsc_now();
 	r->cpu = t->slow_cpu ? clock_ns(CLOCK_THREAD_CPUTIME_ID) - f.cpu0 : 0;
 	r->dur = r->now - f.t0;
 	return !t->slow_ns || (t->slow_cpu ? r->cpu : r->dur) >= t->slow_ns;
@@ -392,16 +402,24 @@ typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
  * (data Qfalse), Ruby call events for --firehose (data Qtrue). What nobody
  * traces is rejected after one table lookup.
  */
+static inline unsigned cmid_bit(VALUE mid)
+{
+	return (unsigned)(((uint64_t)mid * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits */
+}
+
 static void method_hook(VALUE data, rb_trace_arg_t *arg)
 {
 	(void)data;
 	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
 	int c_event = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN));
 	int call = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_CALL));
-	VALUE klass = rb_tracearg_defined_class(arg);
 	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
-	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
-		struct tracer *t = tracers[i];
+	unsigned b = cmid_bit(mid);
+	if (c_event && !nfirehose && !(cmid_bits[b >> 6] & (1ull << (b & 63))))
+		return;
+	VALUE klass = rb_tracearg_defined_class(arg);
+	for (int i = 0; i < nlive; i++) {
+		struct tracer *t = live_tracers[i];
 		if (!t || !t->live)
 			continue;
 		int64_t id = -1;
@@ -454,7 +472,7 @@ static void gc_hook(VALUE tpval, void *data)
 	if (!t->live)
 		return;
 	rb_event_flag_t ev = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = tsc_now();
 	switch (ev) {
 	case RUBY_INTERNAL_EVENT_GC_START:
 		t->gc_phase = 1;
@@ -503,15 +521,26 @@ static void gc_hook(VALUE tpval, void *data)
 static void update_global_hooks(void)
 {
 	rb_event_flag_t want_c = 0, want_r = 0;
+	int n = 0, nf = 0;
+	memset(cmid_bits, 0, sizeof(cmid_bits));
 	for (int i = 0; i < AGENT_MAX_TRACERS; i++) {
 		struct tracer *t = tracers[i];
 		if (!t)
 			continue;
+		live_tracers[n++] = t;
+		nf += t->firehose;
+		for (uint32_t k = 0; k < t->cfilter.cap; k++)
+			if (t->cfilter.klass[k]) {
+				unsigned b = cmid_bit(t->cfilter.mid[k]);
+				cmid_bits[b >> 6] |= 1ull << (b & 63);
+			}
 		if (t->firehose || t->cfilter.n)
 			want_c = RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN;
 		if (t->firehose)
 			want_r = RUBY_EVENT_CALL | RUBY_EVENT_RETURN;
 	}
+	nlive = n;
+	nfirehose = nf;
 	if (want_c != c_events) {
 		if (c_events)
 			rb_remove_event_hook_with_data(HOOK_FN(method_hook), Qfalse);
@@ -618,6 +647,7 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 		*err = rb_str_new_cstr("out of memory");
 		return NULL;
 	}
+	tsc_init();
 	t->slot = slot;
 	t->gen = ++tracer_gen & 0xffffff;
 	t->firehose = RTEST(rb_hash_aref(plan, ID2SYM(rb_intern("firehose"))));
