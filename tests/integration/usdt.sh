@@ -72,22 +72,22 @@ for ver in 3.1 3.3; do
 	check "usdt: ruby $ver: a shared object that does not ask for an executable stack" \
 		sh -c "readelf -h '$work/obj-$ver.so' | grep -q 'DYN' && readelf -lW '$work/obj-$ver.so' | grep -q 'GNU_STACK.* RW '"
 
-	"$RBSCOPE" probes -p $p 'rbtest*' >"$work/probes" 2>"$work/e"
+	"$RBSCOPE" probes -p $p 'rbtest*' >"$work/usdt-probes" 2>"$work/e"
 	check "usdt: ruby $ver: rbscope probes lists our 5 probes, all off" \
-		sh -c "test \$(grep -c -E '^rbtest(_lat|_stack)?:(req|flags|tick|work) +off ' '$work/probes') = 5"
+		sh -c "test \$(grep -c -E '^rbtest(_lat|_stack)?:(req|flags|tick|work) +off ' '$work/usdt-probes') = 5"
 	if [ $ver = 3.1 ]; then
-		"$RBSCOPE" probes -p $p 'ruby:*' >"$work/probes-ruby" 2>/dev/null
-		check "usdt: ruby 3.1: rbscope probes lists Ruby's built-in probes too" grep -q '^ruby:method__entry ' "$work/probes-ruby"
+		"$RBSCOPE" probes -p $p 'ruby:*' >"$work/usdt-probes-ruby" 2>/dev/null
+		check "usdt: ruby 3.1: rbscope probes lists Ruby's built-in probes too" grep -q '^ruby:method__entry ' "$work/usdt-probes-ruby"
 	fi
 
 	# rbscope latency: the trace_latency probe's histogram (sleeps of 1 ms and 4 ms, half each).
 	"$RBSCOPE" latency -p $p rbtest_lat:work -d 3 --json >"$work/lat" 2>"$work/lat.err" &
 	lp=$!
 	sleep 1.5
-	"$RBSCOPE" probes -p $p 'rbtest_lat:*' >"$work/probes2" 2>/dev/null
+	"$RBSCOPE" probes -p $p 'rbtest_lat:*' >"$work/usdt-probes2" 2>/dev/null
 	wait $lp
 	rc=$?
-	check "usdt: ruby $ver: while rbscope latency runs, its probe is enabled (1)" grep -q '^rbtest_lat:work *enabled (1)' "$work/probes2"
+	check "usdt: ruby $ver: while rbscope latency runs, its probe is enabled (1)" grep -q '^rbtest_lat:work *enabled (1)' "$work/usdt-probes2"
 	check "usdt: ruby $ver: latency: histogram with p50 in 0.9-6 ms and the 4 ms calls at the top" ruby -rjson -e '
 		j = JSON.parse(File.readlines(ARGV[0]).last)
 		exit(j["count"] >= 40 && j["p50"].between?(900_000, 6_000_000) && j["max"] >= 3_900_000 && j["p99"] >= 3_900_000 ? 0 : 1)' "$work/lat"
@@ -119,12 +119,12 @@ for ver in 3.1 3.3; do
 		timeout -s INT 3 bpftrace -p $p -e 'usdt:*:rbtest:req { @h = hist(arg0); @s[str(arg1)] = count(); }' >"$work/bt" 2>&1 &
 		bp=$!
 		sleep 2
-		"$RBSCOPE" probes -p $p 'rbtest:req' >"$work/probes3" 2>/dev/null
+		"$RBSCOPE" probes -p $p 'rbtest:req' >"$work/usdt-probes3" 2>/dev/null
 		wait $bp
 		if grep -q '@s\[GET /1\]' "$work/bt"; then
 			ok "usdt: ruby $ver: bpftrace attached: fires with their String argument"
 			check "usdt: ruby $ver: bpftrace attached: hist(arg0)" grep -q '^@h:' "$work/bt"
-			check "usdt: ruby $ver: rbscope probes shows the probe enabled under bpftrace" grep -q '^rbtest:req *enabled (1)' "$work/probes3"
+			check "usdt: ruby $ver: rbscope probes shows the probe enabled under bpftrace" grep -q '^rbtest:req *enabled (1)' "$work/usdt-probes3"
 			sleep 0.5
 			check "usdt: ruby $ver: enabled? back to false after bpftrace" sh -c "tail -n 1 '$uout' | grep -q 'enabled false'"
 			timeout -s INT 5 bpftrace -p $p -e 'usdt:*:rbtest_stack:work { printf("%s|%s\\n", str(arg0), str(arg1)); exit(); }' \
