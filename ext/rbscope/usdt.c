@@ -458,6 +458,12 @@ static uint64_t fire_arg(const struct probe_def *d, int i, VALUE v, char *buf)
 static VALUE probe_fire(int argc, VALUE *argv, VALUE self)
 {
 	struct probe_def *d = ((struct probe_ref *)RTYPEDDATA_DATA(self))->def; /* always a Probe: see enabled? */
+	/*
+	 * A wrong count of given arguments is caught even while disabled (one compare); none given may mean a
+	 * block, whose values, like the types, are checked when the probe fires.
+	 */
+	if (argc && argc != d->nargs)
+		rb_raise(rb_eArgError, "%s:%s takes %d argument%s, got %d", d->prov->name, d->name, d->nargs, d->nargs == 1 ? "" : "s", argc);
 	if (!d->sem || !*d->sem)
 		return Qfalse;
 	VALUE vals = Qnil;

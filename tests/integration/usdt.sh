@@ -57,7 +57,7 @@ for ver in 3.1 3.3; do
 		*) not_ok "usdt: ruby $ver: $name" ;;
 		esac
 	done < <(grep '^check ' "$uout")
-	check "usdt: ruby $ver: all 10 start-up checks ran" test "$(grep -c '^check ' "$uout")" = 10
+	check "usdt: ruby $ver: all 11 start-up checks ran" test "$(grep -c '^check ' "$uout")" = 11
 
 	# The generated object, as any tool sees it.
 	obj=$(sed -n 's/^ready [0-9]* //p' "$uout")

@@ -29,6 +29,7 @@ check("unsupported type raises") { raises(ArgumentError) { prov.probe(:bad, Arra
 check("seven arguments raise") { raises(ArgumentError) { prov.probe(:many, *[Integer] * 7) } }
 check("a probe declared twice raises") { raises(ArgumentError) { prov.probe(:req, Integer) } }
 check("disabled before enable") { !req.enabled? && req.fire(1, "x") == false }
+check("a wrong count raises even while disabled") { raises(ArgumentError) { req.fire(1) } && req.fire { [1, "x"] } == false }
 prov.enable
 check("second enable is idempotent") do
   path = prov.path
