@@ -268,6 +268,8 @@ static VALUE provider_disable(VALUE self)
 	struct provider *p = get_provider(self);
 	if (!provider_enabled(p))
 		return Qfalse;
+	/* `rbscope latency` clients let go of it: their histograms are only found through enabled providers */
+	provider_detach_subs(p);
 	provider_unload(p);
 	rb_ary_delete(enabled_providers, self);
 	return Qtrue;

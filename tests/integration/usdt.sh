@@ -163,6 +163,20 @@ for ver in 3.1 3.3; do
 		}
 	fi
 
+	# Disabled while `rbscope latency` listens, enabled again after the client left: fires must not touch its histogram.
+	if [ $ver = 3.1 ]; then
+		touch "$work/dis.wait"
+		RUBYLIB="$top/lib:$uext" ruby -rrbscope "$top/tests/integration/ruby/usdt-disable.rb" "$work/dis.wait" >"$work/dis.out" 2>&1 &
+		dp=$!
+		pids="$pids $dp"
+		for _ in $(seq 100); do grep -q '^ready' "$work/dis.out" && break; sleep 0.1; done
+		"$RBSCOPE" latency -p $dp dis:req -d 1 >/dev/null 2>&1
+		rm -f "$work/dis.wait"
+		wait $dp
+		check "usdt: ruby 3.1: disable under rbscope latency, client gone, enable and fire: the process lives" \
+			grep -q '^alive false' "$work/dis.out"
+	fi
+
 	# Without /proc (a bare chroot) the object is loaded from a file in the agent's directory instead of a memfd.
 	if [ $ver = 3.3 ]; then
 		start_usdt $ver plain noproc && {
