@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../agent/client.h"
 #include "../builtin.h"
@@ -23,30 +24,51 @@ int agent_cli_connect(struct agent_conn *c, int pid)
 	return err_report(r, "process %d", pid);
 }
 
+int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
+		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got)
+{
+	*reply = NULL;
+	int r = agent_request(c, type, body, len, fd_pass, timeout_ms, reply, reply_len, fd_got);
+	if (!r)
+		return 0;
+	int code;
+	if (r == ERR_AGENT) {
+		error("process %d: %s", pid, *reply ? *reply : "error");
+		code = strncmp(*reply ? *reply : "", "eval refused", 12) ? EXIT_AGENT : EXIT_PERMISSION;
+	} else {
+		code = err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", pid);
+	}
+	free(*reply);
+	*reply = NULL;
+	return code;
+}
+
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out)
 {
 	struct agent_conn c;
 	int code = agent_cli_connect(&c, pid);
 	if (code)
 		return code;
-	char *reply = NULL;
+	char *reply;
 	size_t n = 0;
-	int r = agent_request(&c, type, body, len, fd_pass, -1, &reply, &n, NULL);
+	code = agent_cli_ask(&c, pid, type, body, len, fd_pass, -1, &reply, &n, NULL);
 	agent_close(&c);
-	if (r == ERR_AGENT) {
-		error("process %d: %s", pid, reply ? reply : "error");
-		code = strncmp(reply ? reply : "", "eval refused", 12) ? EXIT_AGENT : EXIT_PERMISSION;
-	} else if (r) {
-		code = err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", pid);
-	} else {
-		fwrite(reply, 1, n, out);
-		if (n && reply[n - 1] != '\n')
-			fputc('\n', out);
-		if (fflush(out) || ferror(out))
-			code = err_report(-EIO, "cannot write the answer");
-	}
+	if (code)
+		return code;
+	fwrite(reply, 1, n, out);
+	if (n && reply[n - 1] != '\n')
+		fputc('\n', out);
+	if (fflush(out) || ferror(out))
+		code = err_report(-EIO, "cannot write the answer");
 	free(reply);
 	return code;
+}
+
+uint64_t agent_cli_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int agent_cli_pid_arg(const char *opt, int *pid)

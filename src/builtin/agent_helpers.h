@@ -3,6 +3,7 @@
 #define RBSCOPE_AGENT_HELPERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define AGENT_CLI_TIMEOUT_MS 10000
@@ -10,8 +11,17 @@
 struct agent_conn;
 /* Connect to pid's agent; 0, or prints a one-line error (and hint) and returns the exit code. */
 int agent_cli_connect(struct agent_conn *c, int pid);
+/*
+ * agent_request(), with its failures reported: 0 with *reply (malloc'ed, the AGENT_OK text, its length in
+ * *reply_len and a passed descriptor in *fd_got when those are not NULL); else prints the one-line error
+ * (the agent's own text, or why the exchange failed), frees the reply and returns the exit code.
+ */
+int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
+		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got);
 /* One request, its answer printed to out; returns the exit code. */
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
+/* CLOCK_MONOTONIC in nanoseconds: the live commands' intervals and deadlines. */
+uint64_t agent_cli_now_ns(void);
 /* -p was given and is a pid; 0 or EXIT_USAGE (after printing why). */
 int agent_cli_pid_arg(const char *opt, int *pid);
 

@@ -46,13 +46,6 @@ struct latency_opts {
 	double unit_ns; /* 0: plain numbers */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A value for people: a time when a unit was given, else a number with K/M/G (powers of 1024, as bpftrace). */
 static void fmt_value(char *buf, size_t cap, double v, double unit_ns)
 {
@@ -229,18 +222,12 @@ static int parse(int argc, char **argv, struct latency_opts *o)
 
 static int run(const struct latency_opts *o, struct agent_conn *c)
 {
-	char *reply = NULL;
+	char *reply;
 	int fd = -1;
-	int r = agent_request(c, AGENT_LATENCY, o->probe, strlen(o->probe), -1, AGENT_CLI_TIMEOUT_MS, &reply, NULL, &fd);
-	if (r == ERR_AGENT) {
-		error("process %d: %s", o->pid, reply ? reply : "error");
-		free(reply);
-		return EXIT_AGENT;
-	}
-	if (r) {
-		free(reply);
-		return err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", o->pid);
-	}
+	int code = agent_cli_ask(c, o->pid, AGENT_LATENCY, o->probe, strlen(o->probe), -1, AGENT_CLI_TIMEOUT_MS, &reply,
+				 NULL, &fd);
+	if (code)
+		return code;
 	size_t size = (sizeof(struct agent_hist) + 4095) & ~(size_t)4095;
 	struct agent_hist *h = fd >= 0 ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
 	if (fd >= 0)
@@ -254,16 +241,17 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : o->probe);
 	free(reply);
 
-	uint64_t start = now_ns(), last = start, prev = 0;
+	uint64_t start = agent_cli_now_ns(), last = start, prev = 0;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t *b = malloc(sizeof(h->bucket));
-	int gone = 0, code = EXIT_OK;
+	int gone = 0;
+	code = EXIT_OK;
 	if (!b) {
 		munmap(h, size);
 		return err_report(-ENOMEM, "latency");
 	}
 	while (!stop && !gone && code == EXIT_OK) {
-		uint64_t now = now_ns(), next = last + (uint64_t)(o->interval * 1e9);
+		uint64_t now = agent_cli_now_ns(), next = last + (uint64_t)(o->interval * 1e9);
 		if (next > deadline)
 			next = deadline;
 		if (now < next) {
@@ -291,7 +279,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 		uint64_t count = 0;
 		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
 			count += b[i];
-		print_hist(stdout, o, h, b, count, prev, (double)(now_ns() - last) / 1e9);
+		print_hist(stdout, o, h, b, count, prev, (double)(agent_cli_now_ns() - last) / 1e9);
 		if (fflush(stdout) || ferror(stdout))
 			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
 	}

@@ -421,28 +421,14 @@ static struct ring_hdr *map_ring(int fd, size_t *len)
 	return h == MAP_FAILED ? NULL : h;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 {
-	char *reply = NULL;
+	char *reply;
 	int ring_fd = -1;
-	int r = agent_request(c, AGENT_TRACE, o->settings.data, o->settings.len, -1, AGENT_CLI_TIMEOUT_MS, &reply, NULL,
-			      &ring_fd);
-	if (r == ERR_AGENT) {
-		error("process %d: %s", o->pid, reply ? reply : "error");
-		free(reply);
-		return EXIT_AGENT;
-	}
-	if (r) {
-		free(reply);
-		return err_report(r == -ECONNRESET ? ERR_GONE : r, "process %d", o->pid);
-	}
+	int code = agent_cli_ask(c, o->pid, AGENT_TRACE, o->settings.data, o->settings.len, -1, AGENT_CLI_TIMEOUT_MS,
+				 &reply, NULL, &ring_fd);
+	if (code)
+		return code;
 	size_t map_len;
 	struct ring_hdr *h = ring_fd >= 0 ? map_ring(ring_fd, &map_len) : NULL;
 	if (ring_fd >= 0)
@@ -459,9 +445,10 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	buf_init(&p.args, 1 << 20);
 	struct ring_cons rc;
 	ring_cons_init(&rc, h);
-	uint64_t deadline = o->duration > 0 ? now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	int idle_ms = 1, gone = 0, code = EXIT_OK;
-	while (!stop && now_ns() < deadline) {
+	uint64_t deadline = o->duration > 0 ? agent_cli_now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	int idle_ms = 1, gone = 0;
+	code = EXIT_OK;
+	while (!stop && agent_cli_now_ns() < deadline) {
 		long n = drain(&rc, &p);
 		if (n < 0) {
 			error("process %d: the event ring is corrupt", o->pid);
