@@ -22,16 +22,7 @@ start_agent() {
 	fi
 	apid=$!
 	pids="$pids $apid"
-	child=
-	for _ in $(seq 100); do
-		if grep -q '^ready' "$out" 2>/dev/null; then
-			child=$(sed -n 's/^child //p' "$out")
-			[ -n "$child" ] && pids="$pids $child"
-			return 0
-		fi
-		kill -0 $apid 2>/dev/null || break
-		sleep 0.1
-	done
+	await_ready "$out" $apid && { child=$ready_child; return 0; }
 	not_ok "agent: ruby $ver: $mode target did not start: $(head -c 300 "$out")"
 	return 1
 }

@@ -25,9 +25,21 @@ start_ruby() {
 	fi
 	pid=$!
 	pids="$pids $pid"
-	for _ in $(seq 100); do
-		grep -q '^ready' "$out" 2>/dev/null && return 0
-		kill -0 $pid 2>/dev/null || return 1
+	await_ready "$out" $pid
+}
+
+# await_ready OUT PID [TENTHS]: wait (10 s, or TENTHS of a second) for a "ready" line in OUT while PID lives.
+# A "child N" line before it names a forked child: it goes into pids and ready_child. 0 once ready.
+await_ready() {
+	local out=$1 p=$2
+	ready_child=
+	for _ in $(seq "${3:-100}"); do
+		if grep -q '^ready' "$out" 2>/dev/null; then
+			ready_child=$(sed -n 's/^child //p' "$out")
+			[ -n "$ready_child" ] && pids="$pids $ready_child"
+			return 0
+		fi
+		kill -0 "$p" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1

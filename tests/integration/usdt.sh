@@ -20,15 +20,7 @@ start_usdt() {
 	fi
 	upid=$!
 	pids="$pids $upid"
-	for _ in $(seq 100); do
-		if grep -q '^ready' "$uout" 2>/dev/null; then
-			uchild=$(sed -n 's/^child //p' "$uout")
-			[ -n "$uchild" ] && pids="$pids $uchild"
-			return 0
-		fi
-		kill -0 $upid 2>/dev/null || break
-		sleep 0.1
-	done
+	await_ready "$uout" $upid && { uchild=$ready_child; return 0; }
 	not_ok "usdt: ruby $ver: $mode target did not start: $(head -c 300 "$uout")"
 	return 1
 }
@@ -169,7 +161,7 @@ for ver in 3.1 3.3; do
 		RUBYLIB="$top/lib:$uext" ruby -rrbscope "$top/tests/integration/ruby/usdt-disable.rb" "$work/dis.wait" >"$work/dis.out" 2>&1 &
 		dp=$!
 		pids="$pids $dp"
-		for _ in $(seq 100); do grep -q '^ready' "$work/dis.out" && break; sleep 0.1; done
+		await_ready "$work/dis.out" $dp
 		"$RBSCOPE" latency -p $dp dis:req -d 1 >/dev/null 2>&1
 		rm -f "$work/dis.wait"
 		wait $dp
@@ -194,7 +186,7 @@ for ver in 3.1 3.3; do
 			"$top/tests/integration/ruby/usdt-leak.rb" 20000 >"$work/vg.out" 2>"$work/vg.err" &
 		vp=$!
 		pids="$pids $vp"
-		for _ in $(seq 300); do grep -q '^ready' "$work/vg.out" && break; sleep 0.1; done
+		await_ready "$work/vg.out" $vp 300
 		"$RBSCOPE" latency -p $vp leak:req -d 120 -i 60 >/dev/null 2>&1
 		wait $vp
 		if grep -q '^fired 20000 enabled true' "$work/vg.out" && grep -q 'LEAK SUMMARY' "$work/vg.err"; then
