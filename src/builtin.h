@@ -2,6 +2,7 @@
 #ifndef RBSCOPE_BUILTIN_H
 #define RBSCOPE_BUILTIN_H
 
+#include <signal.h>
 #include <stdio.h>
 
 /*
@@ -27,6 +28,13 @@ int cmd_latency(int argc, char **argv);
 extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_heap[],
 	usage_version[], usage_trace[], usage_backtraces[], usage_gcstat[], usage_eval[], usage_heapdump[],
 	usage_probes[], usage_latency[];
+
+/*
+ * builtin/stop.c: after builtin_catch_stop(), SIGINT and SIGTERM set builtin_stop, which the live
+ * commands (record, top, trace, latency) check to write what they have and end with exit 0.
+ */
+extern volatile sig_atomic_t builtin_stop;
+void builtin_catch_stop(void);
 
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;

@@ -31,14 +31,6 @@ const char usage_latency[] =
 	"  -u, --unit UNIT      the values are durations in UNIT: print them as times\n"
 	"      --json           one JSON object per interval instead of the histogram\n";
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 struct latency_opts {
 	int pid, json;
 	const char *probe;
@@ -250,7 +242,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 		munmap(h, size);
 		return err_report(-ENOMEM, "latency");
 	}
-	while (!stop && !gone && code == EXIT_OK) {
+	while (!builtin_stop && !gone && code == EXIT_OK) {
 		uint64_t now = agent_cli_now_ns(), next = last + (uint64_t)(o->interval * 1e9);
 		if (next > deadline)
 			next = deadline;
@@ -274,7 +266,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 		if (now >= deadline)
 			break;
 	}
-	if ((stop || gone) && code == EXIT_OK) { /* the final picture */
+	if ((builtin_stop || gone) && code == EXIT_OK) { /* the final picture */
 		memcpy(b, h->bucket, sizeof(h->bucket));
 		uint64_t count = 0;
 		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
@@ -305,9 +297,7 @@ int cmd_latency(int argc, char **argv)
 	code = agent_cli_connect(&c, o.pid);
 	if (code)
 		return code;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	builtin_catch_stop();
 	code = run(&o, &c);
 	agent_close(&c);
 	return code;

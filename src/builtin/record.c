@@ -39,14 +39,6 @@ const char usage_record[] =
 	"                        at a cost to the process; the default never stops it\n"
 	"      --on-cpu          keep only samples of threads the kernel shows running\n";
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 struct record_opts {
 	int pid;
 	double rate, duration;
@@ -138,7 +130,7 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 	}
 	o->pid = pid;
 	int err = 0;
-	for (int tries = 0; tries < 1000 && !stop; tries++) {
+	for (int tries = 0; tries < 1000 && !builtin_stop; tries++) {
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return error("'%s' exited before rbscope could attach", o->command[0]), EXIT_GONE;
@@ -195,7 +187,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, int *gon
 	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int tty = isatty(2), consecutive_errors = 0;
-	while (!stop) {
+	while (!builtin_stop) {
 		uint64_t now = sampler_now();
 		if (now >= end)
 			break;
@@ -221,7 +213,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, int *gon
 			next += missed * interval;
 		}
 		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !builtin_stop)
 			;
 	}
 	p->duration_ns = sampler_now() - start;
@@ -234,9 +226,7 @@ int cmd_record(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	builtin_catch_stop();
 	struct ruby_target t;
 	rc = o.command ? spawn_and_attach(&o, &t) : attach_or_report(&t, o.pid);
 	if (rc)

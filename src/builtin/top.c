@@ -27,14 +27,6 @@ const char usage_top[] =
 	"  -w, --window SECS     the sliding window (default 10)\n"
 	"  -n, --count COUNT     stop after COUNT refreshes (default: never)\n";
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 /*
  * The sliding window is kept as two profiles: the current half-window and
  * the one before it. A table shows both together; each half-window the old
@@ -115,9 +107,7 @@ int cmd_top(int argc, char **argv)
 	struct ruby_target t;
 	if ((rc = attach_or_report(&t, pid)))
 		return rc;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	builtin_catch_stop();
 	int tty = isatty(1) && isatty(0);
 	struct termios saved;
 	if (tty && !tcgetattr(0, &saved)) {
@@ -133,7 +123,7 @@ int cmd_top(int argc, char **argv)
 	}
 	uint64_t step = (uint64_t)(1e9 / rate), start = sampler_now(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
-	while (!err && !stop && count != 0) {
+	while (!err && !builtin_stop && count != 0) {
 		err = sampler_tick(&w.samplers[w.cur], sampler_now() - start);
 		uint64_t now = sampler_now();
 		if (now >= next_table) {
@@ -157,7 +147,7 @@ int cmd_top(int argc, char **argv)
 		if (tty && poll(&pfd, 1, wait_ms) > 0) {
 			char key;
 			if (read(0, &key, 1) == 1 && (key == 'q' || key == 'Q'))
-				stop = 1;
+				builtin_stop = 1;
 		} else if (!tty && next > now) {
 			struct timespec ts = { (time_t)((next - now) / 1000000000ULL), (long)((next - now) % 1000000000ULL) };
 			nanosleep(&ts, NULL);

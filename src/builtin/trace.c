@@ -45,14 +45,6 @@ const char usage_trace[] =
 	"  -d, --duration SECS  detach after SECS seconds\n"
 	"      --buffer MB      the event ring's size (default 8, a power of two)\n";
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
 struct trace_opts {
 	int pid, firehose, gc, slow_cpu;
 	double slow_ms, duration;
@@ -448,7 +440,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	uint64_t deadline = o->duration > 0 ? agent_cli_now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int idle_ms = 1, gone = 0;
 	code = EXIT_OK;
-	while (!stop && agent_cli_now_ns() < deadline) {
+	while (!builtin_stop && agent_cli_now_ns() < deadline) {
 		long n = drain(&rc, &p);
 		if (n < 0) {
 			error("process %d: the event ring is corrupt", o->pid);
@@ -516,9 +508,7 @@ int cmd_trace(int argc, char **argv)
 	struct agent_conn c;
 	code = agent_cli_connect(&c, o.pid);
 	if (!code) {
-		struct sigaction sa = { .sa_handler = on_signal };
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
+		builtin_catch_stop();
 		code = run(&o, &c, out);
 		agent_close(&c);
 	}
