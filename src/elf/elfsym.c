@@ -42,6 +42,8 @@ int elf_open(const char *path, struct elf_file *ef)
 		if (ef->nseg < (int)(sizeof(ef->seg) / sizeof(ef->seg[0]))) {
 			ef->seg[ef->nseg].vaddr = ph.p_vaddr;
 			ef->seg[ef->nseg].memsz = ph.p_memsz;
+			ef->seg[ef->nseg].offset = ph.p_offset;
+			ef->seg[ef->nseg].filesz = ph.p_filesz;
 			ef->seg[ef->nseg].writable = !!(ph.p_flags & PF_W);
 			ef->nseg++;
 		}

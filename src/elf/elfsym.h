@@ -6,6 +6,7 @@
 
 struct elf_segment {
 	uint64_t vaddr, memsz;
+	uint64_t offset, filesz; /* where it lies in the file */
 	int writable;
 };
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../lib/err.h"
-#include "elfsym.h"
 
 #define NT_STAPSDT 3
 
@@ -57,13 +56,10 @@ int stapsdt_read(const char *path, struct stapsdt_list *out)
 		return r;
 	Elf *e = ef.elf;
 	int is64 = gelf_getclass(e) == ELFCLASS64;
-	size_t nph = 0, shstr = 0;
-	elf_getphdrnum(e, &nph);
-	for (size_t i = 0; i < nph && out->nseg < (int)(sizeof(out->seg) / sizeof(out->seg[0])); i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
-			out->seg[out->nseg++] = (struct stapsdt_seg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
-	}
+	size_t shstr = 0;
+	_Static_assert(sizeof(out->seg) == sizeof(ef.seg), "the same PT_LOAD table");
+	memcpy(out->seg, ef.seg, sizeof(ef.seg));
+	out->nseg = ef.nseg;
 	if (elf_getshdrstrndx(e, &shstr) != 0) {
 		elf_close(&ef);
 		return 0; /* no sections: no notes we can find */

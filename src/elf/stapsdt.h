@@ -4,20 +4,18 @@
 
 #include <stdint.h>
 
+#include "elfsym.h"
+
 struct stapsdt_note {
 	char *provider, *name, *args; /* point into the list's string storage */
 	uint64_t pc;                  /* link-time address of the probe point (adjusted by .stapsdt.base) */
 	uint64_t sem;                 /* link-time address of the semaphore, 0 if none */
 };
 
-struct stapsdt_seg {
-	uint64_t vaddr, offset, filesz;
-};
-
 struct stapsdt_list {
 	struct stapsdt_note *v;
 	int n;
-	struct stapsdt_seg seg[16]; /* PT_LOAD segments: link-time address -> file offset */
+	struct elf_segment seg[16]; /* the file's PT_LOAD segments: link-time address -> file offset */
 	int nseg;
 	char *strings;
 };
