@@ -87,7 +87,7 @@ static size_t put_note(unsigned char *at, const char *provider, const struct usd
 	memcpy(d, provider, lp);
 	memcpy(d + lp, p->name, ln);
 	memcpy(d + lp + ln, spec, ls);
-	return note_size(provider, p);
+	return sizeof(nh) + 8 + align(nh.n_descsz, 4);
 }
 
 static void put_shdr(unsigned char *img, size_t sh_off, int i, const char *name, Elf64_Word type, Elf64_Xword flags,

@@ -166,6 +166,23 @@ static void print_hist(FILE *out, const struct latency_opts *o, const struct age
 	fputc('\n', out);
 }
 
+/*
+ * Print the histogram as it is now, copied into b first (the agent keeps adding to it); *count is the
+ * total at the last print, and becomes this one's. 0, or the exit code of a failed write.
+ */
+static int show(const struct latency_opts *o, const struct agent_hist *h, uint64_t *b, uint64_t *count, double secs)
+{
+	memcpy(b, h->bucket, sizeof(h->bucket));
+	uint64_t n = 0;
+	for (unsigned i = 0; i < HIST_NBUCKETS; i++)
+		n += b[i];
+	print_hist(stdout, o, h, b, n, *count, secs);
+	*count = n;
+	if (fflush(stdout) || ferror(stdout))
+		return err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct latency_opts *o)
 {
 	static const struct option opts[] = { { "pid", required_argument, NULL, 'p' },
@@ -254,27 +271,13 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 				gone = 1;
 			continue;
 		}
-		memcpy(b, h->bucket, sizeof(h->bucket));
-		uint64_t count = 0;
-		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
-			count += b[i];
-		print_hist(stdout, o, h, b, count, prev, (double)(now - last) / 1e9);
-		if (fflush(stdout) || ferror(stdout))
-			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
-		prev = count;
+		code = show(o, h, b, &prev, (double)(now - last) / 1e9);
 		last = now;
 		if (now >= deadline)
 			break;
 	}
-	if ((builtin_stop || gone) && code == EXIT_OK) { /* the final picture */
-		memcpy(b, h->bucket, sizeof(h->bucket));
-		uint64_t count = 0;
-		for (unsigned i = 0; i < HIST_NBUCKETS; i++)
-			count += b[i];
-		print_hist(stdout, o, h, b, count, prev, (double)(agent_cli_now_ns() - last) / 1e9);
-		if (fflush(stdout) || ferror(stdout))
-			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the histogram");
-	}
+	if ((builtin_stop || gone) && code == EXIT_OK) /* the final picture */
+		code = show(o, h, b, &prev, (double)(agent_cli_now_ns() - last) / 1e9);
 	if (!gone) {
 		char *bye = NULL;
 		agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL);
