@@ -17,6 +17,12 @@
 /* What Ruby passes; the object only knows int64 and string. */
 enum probe_kind { KIND_INT = 1, KIND_STRING, KIND_SYMBOL, KIND_BOOL, KIND_FLOAT };
 
+/* Passed as an int64 (Integer, true/false); the others as a char *. */
+static inline int kind_is_int(enum probe_kind k)
+{
+	return k == KIND_INT || k == KIND_BOOL;
+}
+
 #define PROBE_MAX_SUBS 8
 #define STR_ARG_MAX 256 /* Symbols and Floats are copied into buffers this big */
 
@@ -215,8 +221,7 @@ static void provider_load(struct provider *p)
 		ep[i].name = p->probes[i]->name;
 		ep[i].nargs = p->probes[i]->nargs;
 		for (int k = 0; k < ep[i].nargs; k++)
-			ep[i].args[k] = p->probes[i]->kind[k] == KIND_INT || p->probes[i]->kind[k] == KIND_BOOL ? USDT_ARG_INT64
-														: USDT_ARG_STRING;
+			ep[i].args[k] = kind_is_int(p->probes[i]->kind[k]) ? USDT_ARG_INT64 : USDT_ARG_STRING;
 	}
 	struct usdt_elf_image img;
 	int r = usdt_elf_build(p->name, ep, p->n, &img);
@@ -490,7 +495,7 @@ static VALUE probe_fire(int argc, VALUE *argv, VALUE self)
 		a[i] = fire_arg(d, i, argv[i], buf[i]);
 	if (d->stub)
 		d->stub(a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (d->nsubs && d->nargs && (d->kind[0] == KIND_INT || d->kind[0] == KIND_BOOL))
+	if (d->nsubs && d->nargs && kind_is_int(d->kind[0]))
 		for (int i = 0; i < d->nsubs; i++)
 			hist_add(d->subs[i], (int64_t)a[0]);
 	RB_GC_GUARD(vals);
@@ -570,7 +575,7 @@ struct usdt_sub *usdt_subscribe(const char *spec, int *fd_out, VALUE *msg)
 			if (strcmp(d->name, name))
 				continue;
 			declared = 1;
-			if (!d->nargs || (d->kind[0] != KIND_INT && d->kind[0] != KIND_BOOL))
+			if (!d->nargs || !kind_is_int(d->kind[0]))
 				why = "its first argument is not an Integer";
 			else if (d->nsubs == PROBE_MAX_SUBS)
 				why = "too many latency clients on it already";
