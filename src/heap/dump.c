@@ -6,19 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "../lib/err.h"
 
 #define CHUNK (1u << 20) /* read size */
-
-int span_eq(struct span s, const char *lit)
-{
-	size_t n = strlen(lit);
-	return s.n == n && !memcmp(s.p, lit, n);
-}
+#define PREFETCH 2048    /* how far ahead of the line being parsed its bytes are fetched */
 
 /* A hex digit's value + 1, 0 for anything else: one load per digit, no branch to mispredict. */
 static const unsigned char HEX1[256] = {
@@ -63,73 +63,152 @@ void heap_report_bad(const char *path, const struct heap_stats *st)
 	fprintf(stderr, "); they were skipped\n");
 }
 
+/*
+ * The scanning below is where the time goes (a dump is mostly short strings), so the searches for
+ * a string's end and for a container's structure look at 16 bytes at a time. They never read past
+ * the end of the line, so a line may end anywhere, even at the end of a mapping.
+ */
+#ifdef __SSE2__
+/* Bits for the bytes of the 16 at p that equal a or b. */
+static inline unsigned match2(const char *p, char a, char b)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(a)), _mm_cmpeq_epi8(v, _mm_set1_epi8(b))));
+}
+
+/* Bits for the bytes of the 16 at p that matter inside a container: quotes, backslashes, brackets and braces. */
+static inline unsigned match_structure(const char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i open = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('[')), _mm_cmpeq_epi8(v, _mm_set1_epi8('{')));
+	__m128i close = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(']')), _mm_cmpeq_epi8(v, _mm_set1_epi8('}')));
+	__m128i text = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(open, close), text));
+}
+#endif
+
+/* The first '"' or '\\' in [p, end), or end. */
+static inline const char *quote_or_backslash(const char *p, const char *end)
+{
+#ifdef __SSE2__
+	for (; end - p >= 16; p += 16) {
+		unsigned m = match2(p, '"', '\\');
+		if (m)
+			return p + __builtin_ctz(m);
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
 /* The end of the JSON string starting after its opening quote at p, or NULL. */
-static const char *string_end(const char *p, const char *end)
+static inline __attribute__((always_inline)) const char *string_end(const char *p, const char *end)
 {
 	for (;;) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
-		if (!q)
+		p = quote_or_backslash(p, end);
+		if (p >= end)
 			return NULL;
-		size_t bs = 0; /* an escaped quote has an odd run of backslashes before it */
-		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
-			bs++;
-		if (!(bs & 1))
-			return q;
-		p = q + 1;
+		if (*p == '"')
+			return p;
+		p += 2; /* a backslash and what it escapes */
 	}
 }
 
-/* Whether q (just after a string value) is where a record goes on: ", \"key\":", or "}" ending the line. */
-static int continues(const char *q, const char *end)
+/* Characters of the keys Ruby writes. */
+static const unsigned char KEYCHAR[256] = {
+	['a'] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['A'] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['_'] = 1,
+};
+
+enum { GOES_ON_NO, GOES_ON_KEY, GOES_ON_END };
+
+/*
+ * What follows a value at q: GOES_ON_KEY for ', "key":' (the key, of the letters Ruby's keys use, in
+ * *key and where its value starts in *next), GOES_ON_END for the '}' that ends the line, else GOES_ON_NO.
+ * This is also how a string Ruby wrote unescaped is told apart: it ends at the first quote the record
+ * goes on after.
+ */
+static int goes_on(const char *q, const char *end, struct span *key, const char **next)
 {
 	while (q < end && *q == ' ')
 		q++;
 	if (q < end && *q == '}') {
 		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r'); q++)
 			;
-		return q == end;
+		return q == end ? GOES_ON_END : GOES_ON_NO;
 	}
 	if (q >= end || *q != ',')
-		return 0;
+		return GOES_ON_NO;
 	for (q++; q < end && *q == ' '; q++)
 		;
 	if (q >= end || *q != '"')
-		return 0;
+		return GOES_ON_NO;
 	const char *k = ++q;
-	while (q < end && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_'))
+	while (q < end && KEYCHAR[(unsigned char)*q])
 		q++;
-	return q > k && q + 1 < end && q[0] == '"' && q[1] == ':';
+	if (q == k || q + 1 >= end || q[0] != '"' || q[1] != ':')
+		return GOES_ON_NO;
+	*key = (struct span){ k, (size_t)(q - k) };
+	for (q += 2; q < end && (*q == ' ' || *q == ':'); q++)
+		;
+	*next = q;
+	return GOES_ON_KEY;
 }
 
-/* The end of a string value Ruby may have written unescaped: the first quote the record goes on after. */
-static const char *value_end(const char *p, const char *end)
+/* A string value from p (after its opening quote) that Ruby may have written unescaped; see goes_on. */
+static const char *value_end(const char *p, const char *end, int *how, struct span *key, const char **next)
 {
 	const char *q = string_end(p, end);
-	if (q && continues(q + 1, end))
+	if (q && (*how = goes_on(q + 1, end, key, next)))
 		return q;
 	for (q = p; (q = memchr(q, '"', (size_t)(end - q))); q++)
-		if (continues(q + 1, end))
+		if ((*how = goes_on(q + 1, end, key, next)))
 			return q;
 	return NULL;
 }
 
-/* Skip a value that is not a string: number, literal, array or object (arrays hold strings only). */
+/* Past an array or object at p (arrays hold strings only in a dump, but any JSON is walked), or NULL. */
+static const char *skip_container(const char *p, const char *end)
+{
+	int depth = 0;
+	while (p < end) {
+#ifdef __SSE2__
+		if (end - p >= 16) {
+			unsigned m = match_structure(p);
+			if (!m) {
+				p += 16;
+				continue;
+			}
+			p += __builtin_ctz(m);
+		}
+#endif
+		switch (*p) {
+		case '"':
+			if (!(p = string_end(p + 1, end)))
+				return NULL;
+			break;
+		case '[':
+		case '{':
+			depth++;
+			break;
+		case ']':
+		case '}':
+			if (--depth == 0)
+				return p + 1;
+			break;
+		}
+		p++;
+	}
+	return NULL;
+}
+
+/* Past a value that is not a string: number, literal, array or object. */
 static const char *skip_value(const char *p, const char *end)
 {
-	if (*p == '[' || *p == '{') {
-		int depth = 0;
-		for (; p < end; p++) {
-			if (*p == '"') {
-				if (!(p = string_end(p + 1, end)))
-					return NULL;
-			} else if (*p == '[' || *p == '{') {
-				depth++;
-			} else if ((*p == ']' || *p == '}') && --depth == 0) {
-				return p + 1;
-			}
-		}
-		return NULL;
-	}
+	if (*p == '[' || *p == '{')
+		return skip_container(p, end);
 	while (p < end && *p != ',' && *p != '}')
 		p++;
 	return p;
@@ -146,6 +225,72 @@ static int64_t number(const char *p, const char *end, int *ok)
 	return neg ? -v : v;
 }
 
+/* A key at p (its opening quote) and the ':' after it; where its value starts, or NULL. */
+static const char *parse_key(const char *p, const char *end, struct span *key)
+{
+	const char *k = p + 1, *ke = string_end(k, end);
+	if (!ke)
+		return NULL;
+	*key = (struct span){ k, (size_t)(ke - k) };
+	for (p = ke + 1; p < end && (*p == ' ' || *p == ':'); p++)
+		;
+	return p;
+}
+
+#define KEY_IS(key, lit) ((key).n == sizeof(lit) - 1 && !memcmp((key).p, lit, sizeof(lit) - 1))
+
+static void take_string(struct heap_rec *r, struct span key, struct span s)
+{
+	switch (key.n) {
+	case 4:
+		if (KEY_IS(key, "type"))
+			r->type = s;
+		else if (KEY_IS(key, "file"))
+			r->file = s, r->has_file = 1;
+		else if (KEY_IS(key, "name"))
+			r->name = s;
+		else if (KEY_IS(key, "root"))
+			r->root = s;
+		break;
+	case 5:
+		if (KEY_IS(key, "class"))
+			r->class_addr = heap_hex(s);
+		else if (KEY_IS(key, "value"))
+			r->value = s, r->has_value = 1;
+		break;
+	case 7:
+		if (KEY_IS(key, "address"))
+			r->address = heap_hex(s);
+		break;
+	case 15:
+		if (KEY_IS(key, "real_class_name"))
+			r->real_class_name = s;
+		break;
+	}
+}
+
+static void take_number(struct heap_rec *r, struct span key, int64_t v)
+{
+	switch (key.n) {
+	case 4:
+		if (KEY_IS(key, "line"))
+			r->line = v, r->has_line = 1;
+		break;
+	case 7:
+		if (KEY_IS(key, "memsize"))
+			r->memsize = (uint64_t)v, r->has_memsize = 1;
+		break;
+	case 8:
+		if (KEY_IS(key, "bytesize"))
+			r->bytesize = v, r->has_bytesize = 1;
+		break;
+	case 10:
+		if (KEY_IS(key, "generation"))
+			r->generation = v, r->has_generation = 1;
+		break;
+	}
+}
+
 int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 {
 	const char *end = p + n;
@@ -155,57 +300,34 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 	if (p == end || *p != '{')
 		return -1;
 	p++;
+	struct span key;
+	int have_key = 0; /* the key was read with the value before it */
 	for (;;) {
-		while (p < end && (*p == ' ' || *p == ','))
-			p++;
-		if (p < end && *p == '}')
-			break;
-		if (p >= end || *p != '"')
-			return -1;
-		const char *k = p + 1, *ke = string_end(k, end);
-		if (!ke)
-			return -1;
-		struct span key = { k, (size_t)(ke - k) };
-		p = ke + 1;
-		while (p < end && (*p == ' ' || *p == ':'))
-			p++;
+		if (!have_key) {
+			while (p < end && (*p == ' ' || *p == ','))
+				p++;
+			if (p < end && *p == '}')
+				break;
+			if (p >= end || *p != '"' || !(p = parse_key(p, end, &key)))
+				return -1;
+		}
+		have_key = 0;
 		if (p >= end)
 			return -1;
 		if (*p == '"') {
-			const char *v = p + 1, *ve = value_end(v, end);
+			int how;
+			struct span next_key;
+			const char *v = p + 1, *ve = value_end(v, end, &how, &next_key, &p);
 			if (!ve)
 				return -1;
-			struct span s = { v, (size_t)(ve - v) };
-			p = ve + 1;
-			switch (key.n) {
-			case 4:
-				if (span_eq(key, "type"))
-					r->type = s;
-				else if (span_eq(key, "file"))
-					r->file = s, r->has_file = 1;
-				else if (span_eq(key, "name"))
-					r->name = s;
-				else if (span_eq(key, "root"))
-					r->root = s;
+			take_string(r, key, (struct span){ v, (size_t)(ve - v) });
+			if (how == GOES_ON_END)
 				break;
-			case 5:
-				if (span_eq(key, "class"))
-					r->class_addr = heap_hex(s);
-				else if (span_eq(key, "value"))
-					r->value = s, r->has_value = 1;
-				break;
-			case 7:
-				if (span_eq(key, "address"))
-					r->address = heap_hex(s);
-				break;
-			case 15:
-				if (span_eq(key, "real_class_name"))
-					r->real_class_name = s;
-				break;
-			}
+			key = next_key;
+			have_key = 1;
 			continue;
 		}
-		if (*p == '[' && span_eq(key, "references")) {
+		if (*p == '[' && KEY_IS(key, "references")) {
 			const char *q = memchr(p, ']', (size_t)(end - p));
 			if (!q)
 				return -1;
@@ -213,21 +335,24 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 			p = q + 1;
 			continue;
 		}
-		if (*p == 't' && span_eq(key, "shared"))
+		if (*p == '{' && KEY_IS(key, "flags")) {
+			/*
+			 * Ruby ends a record with its GC flags, an object of booleans: when the first '}' after it
+			 * ends the line, it is skipped whole (every record has one; walking it cost a tenth).
+			 */
+			const char *q = memchr(p, '}', (size_t)(end - p)), *after;
+			struct span unused;
+			if (q && goes_on(q + 1, end, &unused, &after) == GOES_ON_END)
+				break;
+		}
+		if (*p == 't' && KEY_IS(key, "shared"))
 			r->shared = 1;
 		if ((*p >= '0' && *p <= '9') || *p == '-') {
 			int ok;
 			int64_t v = number(p, end, &ok);
 			if (!ok)
 				return -1;
-			if (span_eq(key, "line"))
-				r->line = v, r->has_line = 1;
-			else if (span_eq(key, "generation"))
-				r->generation = v, r->has_generation = 1;
-			else if (span_eq(key, "memsize"))
-				r->memsize = (uint64_t)v, r->has_memsize = 1;
-			else if (span_eq(key, "bytesize"))
-				r->bytesize = v, r->has_bytesize = 1;
+			take_number(r, key, v);
 		}
 		if (!(p = skip_value(p, end)))
 			return -1;
@@ -251,10 +376,13 @@ static void count_bad(struct heap_stats *st)
  */
 static ssize_t feed(const char *buf, size_t n, size_t limit, int last, heap_fn fn, void *arg, struct heap_stats *st)
 {
-	const char *p = buf, *end = buf + n;
+	const char *p = buf, *end = buf + n, *ahead = buf;
 	while (p < end) {
 		if ((size_t)(p - buf) >= limit)
 			return -2;
+		/* Mapped pages are not in the cache as read()'s copy left them: ask for them ahead of the parser. */
+		for (; ahead < end && ahead < p + PREFETCH; ahead += 64)
+			__builtin_prefetch(ahead);
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl && !last)
 			break;
@@ -380,11 +508,90 @@ int heap_open(const char *path, int *plain, uint64_t *size)
 	return fd;
 }
 
+/* A dump is mapped a window at a time, so what it counts as ours stays small whatever the dump's size. */
+#define WINDOW (1u << 20)
+
+/*
+ * A mapped file that shrinks under us faults with SIGBUS; there is nothing to read any more, and the
+ * analysis cannot be left half done safely, so say so and exit.
+ */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "rbscope: a heap dump shrank while it was being read (is it still being written?)\n";
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(EXIT_BAD_INPUT);
+}
+
+static void catch_sigbus(void)
+{
+	static int done;
+	struct sigaction sa, old;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_RELAXED) || sigaction(SIGBUS, NULL, &old) || old.sa_handler != SIG_DFL)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/*
+ * Read the lines of a plain file of the given size that start in [pos, end) through mapped windows
+ * (no copy, unlike read). With skip, the line pos is in belongs to whoever reads before pos. Returns
+ * 0, -errno, or 1 when the file cannot be mapped (read it instead; nothing was read yet).
+ */
+static int map_stream(int fd, uint64_t size, uint64_t pos, uint64_t end, int skip, heap_fn fn, void *arg,
+		      struct heap_stats *st)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t window = WINDOW;
+	int mapped = 0;
+	if (end > size)
+		end = size;
+	catch_sigbus();
+	while (pos < size && pos < end + (skip ? 1 : 0)) {
+		uint64_t off = pos & ~(page - 1);
+		size_t len = size - off < window ? (size_t)(size - off) : window;
+		char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, (off_t)off);
+		if (map == MAP_FAILED)
+			return mapped ? -errno : 1;
+		mapped = 1;
+		const char *buf = map + (pos - off);
+		size_t n = len - (size_t)(pos - off), used = 0;
+		int last = off + len == size;
+		if (skip) {
+			const char *nl = memchr(buf, '\n', n);
+			used = nl ? (size_t)(nl + 1 - buf) : n;
+			skip = !nl && !last; /* still inside the line before ours */
+		}
+		ssize_t fed = 0;
+		if (!skip) {
+			uint64_t at = pos + used;
+			fed = feed(buf + used, n - used, end > at ? (size_t)(end - at) : 0, last, fn, arg, st);
+		}
+		munmap(map, len);
+		if (fed < 0 || last)
+			break;
+		if (!fed && !used && len == window) { /* one line longer than the window */
+			window *= 2;
+			continue;
+		}
+		pos += used + (size_t)fed;
+		st->bytes += used + (size_t)fed;
+	}
+	return 0;
+}
+
 int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (start >= end)
 		return 0;
+	struct stat sb;
+	int err = fstat(fd, &sb) ? -errno : map_stream(fd, (uint64_t)sb.st_size, start ? start - 1 : 0, end, start > 0, fn, arg, st);
+	if (err <= 0)
+		return err;
 	struct source s = { .fd = fd, .positioned = 1, .pos = start ? start - 1 : 0, .end = end };
 	return read_stream(&s, (size_t)(end - s.pos), start > 0, fn, arg, st);
 }
@@ -392,14 +599,12 @@ int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, 
 int heap_read_fd(int fd, int plain, uint64_t size, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	int err;
-	if (plain) {
-		/* A plain file: read it through the buffer (mapping it would count the whole dump as ours). */
+	int err = plain ? map_stream(fd, size, 0, size, 0, fn, arg, st) : 1;
+	if (plain && err == 1) {
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		struct source s = { .fd = fd };
 		err = read_stream(&s, (size_t)size, 0, fn, arg, st);
-		close(fd);
-	} else {
+	} else if (!plain) {
 		struct source s = { .gz = gzdopen(fd, "rb"), .fd = -1 }; /* reads plain data too */
 		if (!s.gz) {
 			close(fd);
@@ -408,7 +613,9 @@ int heap_read_fd(int fd, int plain, uint64_t size, heap_fn fn, void *arg, struct
 		gzbuffer(s.gz, 1u << 20);
 		err = read_stream(&s, 0, 0, fn, arg, st);
 		gzclose(s.gz);
+		return err;
 	}
+	close(fd);
 	return err;
 }
 

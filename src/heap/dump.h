@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A slice of the dump's text (not NUL-terminated, still JSON-escaped for strings). */
 struct span {
@@ -80,6 +81,11 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r);
 
 /* "0x7f0a..." -> number; 0 if not hex. */
 uint64_t heap_hex(struct span s);
-int span_eq(struct span s, const char *lit);
+/* Whether s is lit (inline, so a literal's length is known when compiled). */
+static inline int span_eq(struct span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.n == n && !memcmp(s.p, lit, n);
+}
 
 #endif
