@@ -8,7 +8,6 @@
 
 #include "../lib/err.h"
 
-#define ROOTED (HEAP_NONE - 1) /* path: a node a root names */
 #define MAX_NODES (HEAP_NONE - 2)
 
 static int grow(void *pp, size_t size, size_t cap)
@@ -292,39 +291,76 @@ void heap_graph_label(const struct heap_graph *g, uint32_t v, char *buf, size_t 
 		heap_graph_class_label(g, g->cls[v], buf, cap);
 }
 
+/* The first index in queue[0..n) of a node at depth d or more (depths along the queue only grow). */
+static size_t level_start(const uint32_t *queue, size_t n, const uint32_t *depth, uint32_t d)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (depth[queue[mid]] < d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 long heap_graph_path(const struct heap_graph *g, uint32_t to, uint32_t *out, const char **root_kind)
 {
-	uint32_t *parent = malloc((size_t)g->n * sizeof(*parent)), *queue = malloc((size_t)g->n * sizeof(*queue));
+	uint32_t *depth = malloc((size_t)g->n * sizeof(*depth)), *queue = malloc((size_t)g->n * sizeof(*queue));
 	long len = 0;
-	if (!parent || !queue) {
-		free(parent);
+	if (!depth || !queue) {
+		free(depth);
 		free(queue);
 		return -ENOMEM;
 	}
-	memset(parent, 0xff, (size_t)g->n * sizeof(*parent));
+	memset(depth, 0xff, (size_t)g->n * sizeof(*depth));
 	size_t head = 0, tail = 0;
-	for (size_t i = 0; i < g->nroots && parent[to] == HEAP_NONE; i++)
-		if (parent[g->roots[i]] == HEAP_NONE) {
-			parent[g->roots[i]] = ROOTED;
+	for (size_t i = 0; i < g->nroots; i++)
+		if (depth[g->roots[i]] == HEAP_NONE) {
+			depth[g->roots[i]] = 0;
 			queue[tail++] = g->roots[i];
 		}
-	while (head < tail && parent[to] == HEAP_NONE) {
+	/* Breadth first, to the end of the level where `to` is found: every shortest path is then known. */
+	while (head < tail && (depth[to] == HEAP_NONE || depth[queue[head]] < depth[to])) {
 		uint32_t v = queue[head++];
 		for (uint32_t i = 0; i < g->ecnt[v]; i++) {
 			uint32_t w = g->edges[g->eoff[v] + i];
-			if (parent[w] == HEAP_NONE) {
-				parent[w] = v;
+			if (depth[w] == HEAP_NONE) {
+				depth[w] = depth[v] + 1;
 				queue[tail++] = w;
 			}
 		}
 	}
-	if (parent[to] != HEAP_NONE) {
-		for (uint32_t v = to; v != ROOTED; v = parent[v])
-			out[len++] = v;
-		for (long i = 0; i < len / 2; i++) {
-			uint32_t t = out[i];
-			out[i] = out[len - 1 - i];
-			out[len - 1 - i] = t;
+	if (depth[to] != HEAP_NONE) {
+		/*
+		 * Back from `to`, one level at a time. Of the objects one level up that reference it,
+		 * take the first that is not Ruby's internal bookkeeping (IMEMO: inline caches, method
+		 * entries, environments) when there is one: the path then reads through the constants,
+		 * instance variables and collections a user knows, among paths of the same length.
+		 */
+		len = (long)depth[to] + 1;
+		uint32_t v = to;
+		for (long i = len - 1; i >= 0; i--) {
+			out[i] = v;
+			if (!i)
+				break;
+			uint32_t d = depth[v] - 1, pick = HEAP_NONE;
+			for (size_t q = level_start(queue, tail, depth, d); q < tail && depth[queue[q]] == d; q++) {
+				uint32_t u = queue[q];
+				int refers = 0;
+				for (uint32_t k = 0; k < g->ecnt[u] && !refers; k++)
+					refers = g->edges[g->eoff[u] + k] == v;
+				if (!refers)
+					continue;
+				if (pick == HEAP_NONE)
+					pick = u;
+				if (strcmp(heap_graph_type(g, u), "IMEMO")) {
+					pick = u;
+					break;
+				}
+			}
+			v = pick;
 		}
 		for (size_t i = 0; i < g->nroots; i++)
 			if (g->roots[i] == out[0]) {
@@ -332,7 +368,7 @@ long heap_graph_path(const struct heap_graph *g, uint32_t to, uint32_t *out, con
 				break;
 			}
 	}
-	free(parent);
+	free(depth);
 	free(queue);
 	return len;
 }

@@ -14,6 +14,7 @@
 
 #include "heap/dominators.h"
 #include "heap/dump.h"
+#include "heap/graph.h"
 
 static int parse(const char *line, struct heap_rec *r)
 {
@@ -141,6 +142,49 @@ static void test_read_shrinking(void **state)
 	close(fd);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 8);
+}
+
+/*
+ * Of shortest paths of one length, `heap path` takes the one through objects a user knows: here the
+ * root's first reference is an inline cache (IMEMO) holding the Hash, its second the module whose
+ * constant holds it; the path goes through the module. Without it, the IMEMO.
+ */
+static void test_path_prefers_user_objects(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/rbscope-test-path-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char *dump =
+		"{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[\"0x10\", \"0x20\"]}\n"
+		"{\"address\":\"0x10\", \"type\":\"IMEMO\", \"imemo_type\":\"constcache\", \"references\":[\"0x30\"], \"memsize\":40}\n"
+		"{\"address\":\"0x20\", \"type\":\"MODULE\", \"name\":\"Holder\", \"references\":[\"0x30\"], \"memsize\":40}\n"
+		"{\"address\":\"0x30\", \"type\":\"HASH\", \"references\":[\"0x40\"], \"memsize\":40}\n"
+		"{\"address\":\"0x40\", \"type\":\"OBJECT\", \"memsize\":40}\n";
+	assert_true(write(fd, dump, strlen(dump)) == (ssize_t)strlen(dump));
+	close(fd);
+	struct heap_graph g;
+	struct heap_stats st;
+	assert_int_equal(heap_graph_load(&g, path, &st), 0);
+	uint32_t out[8];
+	const char *root = NULL;
+	assert_int_equal(heap_graph_path(&g, heap_graph_find(&g, 0x40), out, &root), 3);
+	assert_int_equal(g.addr[out[0]], 0x20);
+	assert_int_equal(g.addr[out[1]], 0x30);
+	assert_string_equal(root, "vm");
+	heap_graph_free(&g);
+	/* The module gone, the inline cache is the only way. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	const char *second = strstr(dump, "{\"address\":\"0x20\"");
+	const char *third = strstr(dump, "{\"address\":\"0x30\"");
+	assert_true(write(fd, dump, (size_t)(second - dump)) > 0);
+	assert_true(write(fd, third, strlen(third)) > 0);
+	close(fd);
+	assert_int_equal(heap_graph_load(&g, path, &st), 0);
+	assert_int_equal(heap_graph_path(&g, heap_graph_find(&g, 0x40), out, &root), 3);
+	assert_int_equal(g.addr[out[0]], 0x10);
+	heap_graph_free(&g);
+	unlink(path);
 }
 
 struct graph {
@@ -278,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_parse_flags),
 		cmocka_unit_test(test_read_shrinking),
+		cmocka_unit_test(test_path_prefers_user_objects),
 		cmocka_unit_test(test_dominators_random),
 		cmocka_unit_test(test_dominators_deep),
 	};
