@@ -39,13 +39,14 @@ struct tracer {
 	int firehose, slow_cpu, gc, emit_calls;
 	uint64_t slow_ns;
 	/* methods */
-	struct mtab cfilter; /* C methods traced by name */
+	struct mtab cfilter; /* C methods traced by name; under --firehose also the Ruby methods with expressions */
 	struct mtab names;   /* firehose: every method seen, and its number */
 	uint32_t next_id;
 	VALUE keep;          /* a Ruby array: the classes we hold numbers for, and tps; marked while tracing */
 	VALUE tps;           /* the TracePoints to disable at the end */
 	VALUE exprs;         /* method number -> its Rbscope::Agent::Exprs (lib/rbscope/exprs.rb), or nil */
 	uint32_t cexprs;     /* how many C methods have expressions */
+	uint32_t rexprs;     /* --firehose: how many Ruby methods have expressions (their TracePoint writes their events) */
 	/* GC */
 	uint64_t gc_start, gc_mark, gc_enter, gc_pause, gc_major0;
 	uint32_t gc_steps;
@@ -425,6 +426,8 @@ static void method_hook(VALUE data, rb_trace_arg_t *arg)
 		int64_t id = -1;
 		if (c_event && (!t->firehose || t->cexprs))
 			id = mtab_get(&t->cfilter, klass, mid);
+		else if (!c_event && t->rexprs && mtab_get(&t->cfilter, klass, mid) >= 0)
+			continue; /* written, with its values, by its own TracePoint */
 		if (id >= 0 && (id & ID_EXPR)) {
 			expr_event(t, (uint32_t)id & ~ID_EXPR, call, 0, rb_tracearg_self(arg));
 			continue;
@@ -592,6 +595,8 @@ static void add_method(struct tracer *t, VALUE m)
 	emit_name(t, id, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
 	if (!NIL_P(ex))
 		rb_ary_store(t->exprs, id, ex);
+	if (t->firehose && NIL_P(ex))
+		return; /* the firehose's own hooks see every call of it already */
 	if (RTEST(rb_ary_entry(m, 4))) {
 		uintptr_t d = (uintptr_t)t->slot | (uintptr_t)id << 8 | (uintptr_t)t->gen << 40;
 		VALUE tp = rb_tracepoint_new(Qnil, RUBY_EVENT_CALL | RUBY_EVENT_RETURN, NIL_P(ex) ? tp_hook : tp_hook_expr,
@@ -601,6 +606,11 @@ static void add_method(struct tracer *t, VALUE m)
 		VALUE r = agent_call(&ok, "enable_target", 2, args);
 		if (ok && RTEST(r)) {
 			rb_ary_push(t->tps, tp);
+			if (t->firehose) { /* the firehose's hook is to leave its calls to this TracePoint */
+				mtab_put(&t->cfilter, owner, name, id | ID_EXPR);
+				t->rexprs++;
+				rb_ary_push(t->keep, owner);
+			}
 			return;
 		}
 		/* Not targetable (an attr_reader, say): such methods fire C-call events instead. */

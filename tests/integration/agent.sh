@@ -88,6 +88,13 @@ for ver in 3.1 3.3; do
 	"$RBSCOPE" trace -p $p -f -d 0.5 >"$work/t6" 2>"$work/e"
 	check "agent: ruby $ver: trace --firehose: every call, nested" \
 		sh -c "grep -q '^ *Object#work$' '$work/t6' && grep -q '^ \+Shop#add <' '$work/t6' && grep -q '^ \+Hash#key? <' '$work/t6'"
+	# A method also named with -m: once per call (its TracePoint and the firehose's hook both saw it before).
+	"$RBSCOPE" trace -p $p -f -m Shop#add -d 0.5 >"$work/t6m" 2>"$work/e"
+	"$RBSCOPE" trace -p $p -f -m 'Shop#add(arg0)' -d 0.5 >"$work/t6x" 2>"$work/e"
+	check "agent: ruby $ver: trace --firehose -m Shop#add, with and without expressions: each call once" \
+		sh -c "awk '/^ *Shop#add(\\(|\$)/ { if (prev) dup++; prev = 1; n++; next } { prev = 0 } END { exit !(n > 10 && !dup) }' '$work/t6m' &&
+			awk '/^ *Shop#add(\\(|\$)/ { if (prev) dup++; prev = 1; n++; if (\$0 !~ /arg0=/) bare++; next } { prev = 0 }
+				END { exit !(n > 10 && !dup && !bare) }' '$work/t6x'"
 
 	# Expressions: on a Ruby method, values at each call; one that raises or exits is reported, the trace goes on.
 	addl=$(line_of 'shop.add(i % 10' "$at")
