@@ -591,12 +591,12 @@ static void add_method(struct tracer *t, VALUE m)
 {
 	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1), name = rb_ary_entry(m, 2);
 	VALUE um = rb_ary_entry(m, 3), ex = rb_ary_entry(m, 5);
+	if (t->firehose && NIL_P(ex))
+		return; /* the firehose's own hooks see every call of it already */
 	uint32_t id = t->next_id++;
 	emit_name(t, id, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
 	if (!NIL_P(ex))
 		rb_ary_store(t->exprs, id, ex);
-	if (t->firehose && NIL_P(ex))
-		return; /* the firehose's own hooks see every call of it already */
 	if (RTEST(rb_ary_entry(m, 4))) {
 		uintptr_t d = (uintptr_t)t->slot | (uintptr_t)id << 8 | (uintptr_t)t->gen << 40;
 		VALUE tp = rb_tracepoint_new(Qnil, RUBY_EVENT_CALL | RUBY_EVENT_RETURN, NIL_P(ex) ? tp_hook : tp_hook_expr,

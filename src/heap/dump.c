@@ -124,6 +124,18 @@ static const unsigned char KEYCHAR[256] = {
 
 enum { GOES_ON_NO, GOES_ON_KEY, GOES_ON_END };
 
+/* Whether q, after spaces, is at the '}' that ends the record and the line. */
+static int ends_record(const char *q, const char *end)
+{
+	while (q < end && *q == ' ')
+		q++;
+	if (q >= end || *q != '}')
+		return 0;
+	for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r'); q++)
+		;
+	return q == end;
+}
+
 /*
  * What follows a value at q: GOES_ON_KEY for ', "key":' (the key, of the letters Ruby's keys use, in
  * *key and where its value starts in *next), GOES_ON_END for the '}' that ends the line, else GOES_ON_NO.
@@ -134,11 +146,8 @@ static int goes_on(const char *q, const char *end, struct span *key, const char 
 {
 	while (q < end && *q == ' ')
 		q++;
-	if (q < end && *q == '}') {
-		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r'); q++)
-			;
-		return q == end ? GOES_ON_END : GOES_ON_NO;
-	}
+	if (q < end && *q == '}')
+		return ends_record(q, end) ? GOES_ON_END : GOES_ON_NO;
 	if (q >= end || *q != ',')
 		return GOES_ON_NO;
 	for (q++; q < end && *q == ' '; q++)
@@ -237,33 +246,31 @@ static const char *parse_key(const char *p, const char *end, struct span *key)
 	return p;
 }
 
-#define KEY_IS(key, lit) ((key).n == sizeof(lit) - 1 && !memcmp((key).p, lit, sizeof(lit) - 1))
-
 static void take_string(struct heap_rec *r, struct span key, struct span s)
 {
 	switch (key.n) {
 	case 4:
-		if (KEY_IS(key, "type"))
+		if (span_eq(key, "type"))
 			r->type = s;
-		else if (KEY_IS(key, "file"))
+		else if (span_eq(key, "file"))
 			r->file = s, r->has_file = 1;
-		else if (KEY_IS(key, "name"))
+		else if (span_eq(key, "name"))
 			r->name = s;
-		else if (KEY_IS(key, "root"))
+		else if (span_eq(key, "root"))
 			r->root = s;
 		break;
 	case 5:
-		if (KEY_IS(key, "class"))
+		if (span_eq(key, "class"))
 			r->class_addr = heap_hex(s);
-		else if (KEY_IS(key, "value"))
+		else if (span_eq(key, "value"))
 			r->value = s, r->has_value = 1;
 		break;
 	case 7:
-		if (KEY_IS(key, "address"))
+		if (span_eq(key, "address"))
 			r->address = heap_hex(s);
 		break;
 	case 15:
-		if (KEY_IS(key, "real_class_name"))
+		if (span_eq(key, "real_class_name"))
 			r->real_class_name = s;
 		break;
 	}
@@ -273,19 +280,19 @@ static void take_number(struct heap_rec *r, struct span key, int64_t v)
 {
 	switch (key.n) {
 	case 4:
-		if (KEY_IS(key, "line"))
+		if (span_eq(key, "line"))
 			r->line = v, r->has_line = 1;
 		break;
 	case 7:
-		if (KEY_IS(key, "memsize"))
+		if (span_eq(key, "memsize"))
 			r->memsize = (uint64_t)v, r->has_memsize = 1;
 		break;
 	case 8:
-		if (KEY_IS(key, "bytesize"))
+		if (span_eq(key, "bytesize"))
 			r->bytesize = v, r->has_bytesize = 1;
 		break;
 	case 10:
-		if (KEY_IS(key, "generation"))
+		if (span_eq(key, "generation"))
 			r->generation = v, r->has_generation = 1;
 		break;
 	}
@@ -327,7 +334,7 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 			have_key = 1;
 			continue;
 		}
-		if (*p == '[' && KEY_IS(key, "references")) {
+		if (*p == '[' && span_eq(key, "references")) {
 			const char *q = memchr(p, ']', (size_t)(end - p));
 			if (!q)
 				return -1;
@@ -335,17 +342,16 @@ int heap_parse_line(const char *p, size_t n, struct heap_rec *r)
 			p = q + 1;
 			continue;
 		}
-		if (*p == '{' && KEY_IS(key, "flags")) {
+		if (*p == '{' && span_eq(key, "flags")) {
 			/*
 			 * Ruby ends a record with its GC flags, an object of booleans: when the first '}' after it
 			 * ends the line, it is skipped whole (every record has one; walking it cost a tenth).
 			 */
-			const char *q = memchr(p, '}', (size_t)(end - p)), *after;
-			struct span unused;
-			if (q && goes_on(q + 1, end, &unused, &after) == GOES_ON_END)
+			const char *q = memchr(p, '}', (size_t)(end - p));
+			if (q && ends_record(q + 1, end))
 				break;
 		}
-		if (*p == 't' && KEY_IS(key, "shared"))
+		if (*p == 't' && span_eq(key, "shared"))
 			r->shared = 1;
 		if ((*p >= '0' && *p <= '9') || *p == '-') {
 			int ok;
@@ -550,7 +556,7 @@ static int map_stream(int fd, uint64_t size, uint64_t pos, uint64_t end, int ski
 	if (end > size)
 		end = size;
 	catch_sigbus();
-	while (pos < size && pos < end + (skip ? 1 : 0)) {
+	while (pos < size && pos < end) { /* past end, no line is ours, even while skipping */
 		uint64_t off = pos & ~(page - 1);
 		size_t len = size - off < window ? (size_t)(size - off) : window;
 		char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, (off_t)off);
@@ -571,14 +577,15 @@ static int map_stream(int fd, uint64_t size, uint64_t pos, uint64_t end, int ski
 			fed = feed(buf + used, n - used, end > at ? (size_t)(end - at) : 0, last, fn, arg, st);
 		}
 		munmap(map, len);
+		size_t done = used + (fed > 0 ? (size_t)fed : 0);
+		st->bytes += done;
 		if (fed < 0 || last)
 			break;
-		if (!fed && !used && len == window) { /* one line longer than the window */
+		if (!done && len == window) { /* one line longer than the window */
 			window *= 2;
 			continue;
 		}
-		pos += used + (size_t)fed;
-		st->bytes += used + (size_t)fed;
+		pos += done;
 	}
 	return 0;
 }
@@ -588,32 +595,34 @@ int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, 
 	memset(st, 0, sizeof(*st));
 	if (start >= end)
 		return 0;
+	uint64_t from = start ? start - 1 : 0; /* the byte before, to tell whether a line starts at start */
 	struct stat sb;
-	int err = fstat(fd, &sb) ? -errno : map_stream(fd, (uint64_t)sb.st_size, start ? start - 1 : 0, end, start > 0, fn, arg, st);
+	int err = fstat(fd, &sb) ? -errno : map_stream(fd, (uint64_t)sb.st_size, from, end, start > 0, fn, arg, st);
 	if (err <= 0)
 		return err;
-	struct source s = { .fd = fd, .positioned = 1, .pos = start ? start - 1 : 0, .end = end };
-	return read_stream(&s, (size_t)(end - s.pos), start > 0, fn, arg, st);
+	struct source s = { .fd = fd, .positioned = 1, .pos = from, .end = end };
+	return read_stream(&s, (size_t)(end - from), start > 0, fn, arg, st);
 }
 
 int heap_read_fd(int fd, int plain, uint64_t size, heap_fn fn, void *arg, struct heap_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	int err = plain ? map_stream(fd, size, 0, size, 0, fn, arg, st) : 1;
-	if (plain && err == 1) {
-		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		struct source s = { .fd = fd };
-		err = read_stream(&s, (size_t)size, 0, fn, arg, st);
-	} else if (!plain) {
+	if (!plain) {
 		struct source s = { .gz = gzdopen(fd, "rb"), .fd = -1 }; /* reads plain data too */
 		if (!s.gz) {
 			close(fd);
 			return -ENOMEM;
 		}
 		gzbuffer(s.gz, 1u << 20);
-		err = read_stream(&s, 0, 0, fn, arg, st);
+		int err = read_stream(&s, 0, 0, fn, arg, st);
 		gzclose(s.gz);
 		return err;
+	}
+	int err = map_stream(fd, size, 0, size, 0, fn, arg, st);
+	if (err == 1) { /* cannot be mapped: read it through the buffer */
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		struct source s = { .fd = fd };
+		err = read_stream(&s, (size_t)size, 0, fn, arg, st);
 	}
 	close(fd);
 	return err;

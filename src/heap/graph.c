@@ -341,7 +341,7 @@ long heap_graph_path(const struct heap_graph *g, uint32_t to, uint32_t *out, con
 		 */
 		len = (long)depth[to] + 1;
 		uint32_t v = to;
-		for (long i = len - 1; i >= 0; i--) {
+		for (long i = len - 1;; i--) {
 			out[i] = v;
 			if (!i)
 				break;
