@@ -20,7 +20,7 @@
 /* Bytes of expression values one call may write. */
 #define EXPR_TEXT_MAX 4096
 
-/* (class, method name Symbol) -> our method number; open addressing, power-of-two size. */
+/* (class, method ID) -> our method number; open addressing, power-of-two size. */
 struct mtab {
 	VALUE *klass;
 	VALUE *mid;
@@ -285,13 +285,22 @@ static void on_return(struct tracer *t, uint32_t id)
 	struct ret r;
 	if (!pop_call(t, id, &r))
 		return;
-	emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, NULL, 0);
+	if (!t->slow_cpu && r.depth <= UINT16_MAX) {
+		struct ring_ret *c = ring_reserve(&t->prod, sizeof(*c), RING_RET);
+		if (c) {
+			c->r.flags = (uint16_t)r.depth;
+			c->id = id, c->tid = r.tid, c->ts = r.now, c->dur = r.dur;
+			ring_commit(&t->prod, c);
+		}
+	} else {
+		emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, NULL, 0);
+	}
 	if (t->slow_ns)
 		emit_callers(t, r.tid);
 }
 
 /* A method's label, "Klass#name" or "Klass.name", from Ruby (lib/rbscope/agent.rb). */
-static uint32_t name_of(struct tracer *t, VALUE klass, VALUE mid)
+static uint32_t name_of(struct tracer *t, VALUE klass, ID mid)
 {
 	int64_t id = mtab_get(&t->names, klass, mid);
 	if (id >= 0)
@@ -299,7 +308,7 @@ static uint32_t name_of(struct tracer *t, VALUE klass, VALUE mid)
 	uint32_t nid = t->next_id++;
 	if (mtab_put(&t->names, klass, mid, nid) < 0)
 		return UINT32_MAX;
-	VALUE args[2] = { klass, mid };
+	VALUE args[2] = { klass, ID2SYM(mid) };
 	int ok;
 	VALUE label = agent_call(&ok, "label", 2, args);
 	if (!ok || !RB_TYPE_P(label, T_STRING))
@@ -399,11 +408,72 @@ typedef void (*raw_hook_fn)(VALUE data, rb_trace_arg_t *arg);
 #define HOOK_FN(f) ((rb_event_hook_func_t)(void (*)(void))(raw_hook_fn)(f))
 
 /*
+ * The process-wide hook sees every C call of the process, and on a loop
+ * that waits on memory every instruction it adds between one call's end and
+ * the next call's start costs overlap (bench/trace). Ruby's accessors
+ * (rb_tracearg_event_flag, _method_id, _defined_class) are calls, one of
+ * them two deep; the hook reads the same fields from Ruby's trace argument
+ * instead: struct rb_trace_arg_struct in vm_core.h, the same from 2.7 to
+ * 3.3. That layout is private, so it is trusted only after the first events
+ * of this process read the same through the API and directly (raw_state);
+ * if ever not, the API serves. Only its first fields are read.
+ */
+struct raw_trace_arg {
+	rb_event_flag_t event;
+	void *ec;
+	const void *cfp;
+	VALUE self;
+	ID id;
+	ID called_id;
+	VALUE klass; /* 0 when Ruby has not worked it out yet (then the API must) */
+	VALUE data;
+	int klass_solved;
+};
+static int raw_state;    /* > 0: read directly (after that many agreeing events, 8); < 0: through the API */
+static uint32_t raw_seen; /* agreeing events so far */
+
+/* What the API says the defined class is, from a raw klass (an include's iclass stands for its module). */
+static inline VALUE klass_of(VALUE k)
+{
+	if (!SPECIAL_CONST_P(k) && RB_BUILTIN_TYPE(k) == T_ICLASS)
+		k = RBASIC(k)->klass;
+	return k;
+}
+
+/* The event, method ID and defined class of a hook's argument; klass is left unresolved (klass_of) on the fast path. */
+static inline void read_arg(rb_trace_arg_t *arg, rb_event_flag_t *ev, ID *mid, VALUE *klass, int *raw)
+{
+	const struct raw_trace_arg *r = (const struct raw_trace_arg *)(void *)arg;
+	if (__builtin_expect(raw_state > 0 && r->klass, 1)) {
+		*ev = r->event, *mid = r->id, *klass = r->klass, *raw = 1;
+		return;
+	}
+	/* Read directly first (the API fills klass in), then through the API; compare while still checking. */
+	rb_event_flag_t rev = r->event;
+	ID rid = r->id;
+	VALUE rk = r->klass, rself = r->self;
+	int unsolved = !r->klass_solved;
+	*ev = rb_tracearg_event_flag(arg);
+	VALUE sym = rb_tracearg_method_id(arg);
+	*mid = NIL_P(sym) ? 0 : SYM2ID(sym);
+	*klass = rb_tracearg_defined_class(arg);
+	*raw = 0;
+	if (raw_state || !rk || !unsolved)
+		return;
+	if (rev == *ev && rid == *mid && klass_of(rk) == *klass && rself == rb_tracearg_self(arg)) {
+		if (++raw_seen >= 8)
+			raw_state = 1;
+	} else {
+		raw_state = -1;
+	}
+}
+
+/*
  * Process-wide hooks: C-call events while some tracer wants C methods
  * (data Qfalse), Ruby call events for --firehose (data Qtrue). What nobody
  * traces is rejected after one table lookup.
  */
-static inline unsigned cmid_bit(VALUE mid)
+static inline unsigned cmid_bit(ID mid)
 {
 	return (unsigned)(((uint64_t)mid * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits */
 }
@@ -411,14 +481,18 @@ static inline unsigned cmid_bit(VALUE mid)
 static void method_hook(VALUE data, rb_trace_arg_t *arg)
 {
 	(void)data;
-	rb_event_flag_t ev = rb_tracearg_event_flag(arg);
+	rb_event_flag_t ev;
+	ID mid;
+	VALUE klass;
+	int raw;
+	read_arg(arg, &ev, &mid, &klass, &raw);
 	int c_event = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN));
 	int call = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_CALL));
-	VALUE mid = rb_tracearg_method_id(arg); /* a Symbol (method names are static symbols) */
 	unsigned b = cmid_bit(mid);
 	if (c_event && !nfirehose && !(cmid_bits[b >> 6] & (1ull << (b & 63))))
 		return;
-	VALUE klass = rb_tracearg_defined_class(arg);
+	if (raw)
+		klass = klass_of(klass);
 	for (int i = 0; i < nlive; i++) {
 		struct tracer *t = live_tracers[i];
 		if (!t || !t->live)
@@ -589,7 +663,8 @@ static struct ring_hdr *ring_create(uint64_t size, int *fd, size_t *map_size)
 /* One method a selector resolved to (from Ruby): [label, owner, method name, UnboundMethod, ruby?, Exprs or nil]. */
 static void add_method(struct tracer *t, VALUE m)
 {
-	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1), name = rb_ary_entry(m, 2);
+	VALUE label = rb_ary_entry(m, 0), owner = rb_ary_entry(m, 1);
+	VALUE name = (VALUE)rb_sym2id(rb_ary_entry(m, 2));
 	VALUE um = rb_ary_entry(m, 3), ex = rb_ary_entry(m, 5);
 	if (t->firehose && NIL_P(ex))
 		return; /* the firehose's own hooks see every call of it already */

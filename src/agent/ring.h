@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 #define RING_MAGIC 0x72627363u /* "rbsc" */
-#define RING_VERSION 1
+#define RING_VERSION 2
+#define RING_AHEAD 2048 /* bytes ahead of the writer it prefetches */
 
 struct ring_hdr {
 	uint32_t magic, version;
@@ -40,6 +41,7 @@ enum ring_type {
 	RING_RETURN = 3, /* ring_call; dur/cpu set; with expression values under --slow */
 	RING_GC = 4,     /* ring_gc */
 	RING_TEXT = 5,   /* ring_text: a slow call's callers, notes */
+	RING_RET = 6,    /* ring_ret: a RETURN with no CPU time nor text, the common case, in two thirds of the bytes */
 };
 
 struct ring_name {
@@ -58,6 +60,14 @@ struct ring_call {
 	uint64_t cpu;   /* RETURN: thread CPU ns since the call, when asked for */
 	uint32_t depth; /* nesting among traced calls of this thread */
 	uint32_t text;  /* bytes of text after the record: "name=value, ..." of a call's expressions (0: none) */
+};
+
+struct ring_ret {
+	struct ring_rec r; /* flags: depth */
+	uint32_t id;
+	uint32_t tid;
+	uint64_t ts;
+	uint64_t dur;
 };
 
 /* One garbage collection, written when its sweep ends. */
@@ -159,6 +169,15 @@ static inline void *ring_reserve(struct ring_prod *p, uint32_t len, uint16_t typ
 	r->len = len;
 	r->type = type;
 	r->flags = 0;
+	/*
+	 * The line records about 2 KB on will use, fetched now: a record
+	 * written to a line not in the cache waits for it, and with it
+	 * the writes after it (on a loop that waits on memory, a third
+	 * of what a traced call cost; bench/trace). Not when the ring is
+	 * nearly full: that line may be the one the reader is reading.
+	 */
+	if (p->head + RING_AHEAD * 2 - p->tail <= p->size)
+		__builtin_prefetch(p->data + ((pos + RING_AHEAD) & p->mask), 1, 3);
 	return r;
 full:
 	__atomic_store_n(&p->h->dropped, p->h->dropped + 1, __ATOMIC_RELAXED);

@@ -320,6 +320,21 @@ static const struct ring_call *call_rec(const struct ring_rec *r)
 	return r->len < sizeof(*c) || c->text > r->len - sizeof(*c) ? NULL : c;
 }
 
+/* A RETURN, with the text after it (c->text bytes). */
+static void print_return(struct printer *p, const struct ring_call *c, const char *text)
+{
+	p->events++;
+	/* A call whose return comes next goes on one line, with its values. */
+	if (p->pending && p->call.tid == c->tid && p->call.id == c->id && p->call.depth == c->depth) {
+		p->pending = 0;
+		call_line(p, c, p->args.data, p->args.len);
+	} else {
+		flush_pending(p);
+		call_line(p, c, text, c->text);
+	}
+	print_dur(p, c);
+}
+
 /* One record; -1 if it makes no sense. */
 static int print_rec(struct printer *p, const struct ring_rec *r)
 {
@@ -341,17 +356,16 @@ static int print_rec(struct printer *p, const struct ring_rec *r)
 	case RING_RETURN:
 		if (!(c = call_rec(r)))
 			return -1;
-		p->events++;
-		/* A call whose return comes next goes on one line, with its values. */
-		if (p->pending && p->call.tid == c->tid && p->call.id == c->id && p->call.depth == c->depth) {
-			p->pending = 0;
-			call_line(p, c, p->args.data, p->args.len);
-		} else {
-			flush_pending(p);
-			call_line(p, c, (const char *)(c + 1), c->text);
-		}
-		print_dur(p, c);
+		print_return(p, c, (const char *)(c + 1));
 		return 0;
+	case RING_RET: {
+		if (r->len < sizeof(struct ring_ret))
+			return -1;
+		const struct ring_ret *s = (const struct ring_ret *)r;
+		struct ring_call full = { .id = s->id, .tid = s->tid, .ts = s->ts, .dur = s->dur, .depth = r->flags };
+		print_return(p, &full, NULL);
+		return 0;
+	}
 	case RING_GC: {
 		if (r->len < sizeof(struct ring_gc))
 			return -1;
@@ -381,13 +395,15 @@ static int print_rec(struct printer *p, const struct ring_rec *r)
 	return 0; /* a newer agent's record: skip it */
 }
 
+#define DRAIN_BATCH 65536
+
 /* What the ring holds now, up to a batch (so that Ctrl-C and -d are seen); the count, or -1 if corrupt. */
 static long drain(struct ring_cons *rc, struct printer *p)
 {
 	long n = 0;
 	int bad = 0;
 	const struct ring_rec *r;
-	while (n < 65536 && (r = ring_peek(rc, &bad))) {
+	while (n < DRAIN_BATCH && (r = ring_peek(rc, &bad))) {
 		if (print_rec(p, r) < 0)
 			return -1;
 		ring_release(rc, r);
@@ -395,6 +411,37 @@ static long drain(struct ring_cons *rc, struct printer *p)
 	}
 	ring_publish(rc);
 	return bad ? -1 : n;
+}
+
+/*
+ * Hooks off, then whatever was written before that. The agent acts once its
+ * thread has the GVL, which a busy app holds for up to Ruby's 100 ms time
+ * slice, and goes on tracing meanwhile: the ring is read while the answer is
+ * awaited (2 s at most), or those events would be dropped. 0, or -1 if the
+ * ring is corrupt; *gone set if the process went away.
+ */
+static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct printer *p, int *gone)
+{
+	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
+	if (r) {
+		*gone = r == -EPIPE || r == -ECONNRESET;
+		return 0;
+	}
+	for (int waited = 0; waited < 2000; waited += 2) {
+		if (drain(rc, p) < 0)
+			return -1;
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, 2) > 0) {
+			unsigned type;
+			char *bye = NULL;
+			size_t n;
+			if (agent_recv(c->fd, &type, &bye, &n, 1 << 20, NULL) == -ECONNRESET)
+				*gone = 1;
+			free(bye);
+			break;
+		}
+	}
+	return 0;
 }
 
 static struct ring_hdr *map_ring(int fd, size_t *len)
@@ -450,24 +497,33 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		if (n) {
 			idle_ms = 1;
 			fflush(out);
-			continue;
+			if (n == DRAIN_BATCH)
+				continue;
+		} else {
+			flush_pending(&p);
+			if (fflush(out) || ferror(out)) {
+				code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
+				break;
+			}
 		}
-		flush_pending(&p);
-		if (fflush(out) || ferror(out)) {
-			code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
-			break;
-		}
-		/* Nothing new: wait a little, and notice the process going away (its end of the socket closes). */
+		/*
+		 * Read up: wait a little, and notice the process going away (its end of the socket
+		 * closes). Also after a batch: a reader on the writer's heels would pull each line
+		 * and the ring's head across to this CPU as it is written, and the traced program
+		 * would pay for every record; a millisecond behind, a line travels once.
+		 */
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
 		if (poll(&pf, 1, idle_ms) > 0) {
 			gone = 1;
 			break;
 		}
-		if (idle_ms < 20)
+		if (!n && idle_ms < 20)
 			idle_ms *= 2;
 	}
-	if (!gone) {
-		/* Hooks off first, then whatever was written before that. */
+	if (!gone && code == EXIT_OK && stop_reading(c, &rc, &p, &gone) < 0) {
+		error("process %d: the event ring is corrupt", o->pid);
+		code = EXIT_AGENT;
+	} else if (!gone && code != EXIT_OK) {
 		char *bye = NULL;
 		if (agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL) == -ECONNRESET)
 			gone = 1;
