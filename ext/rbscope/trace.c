@@ -822,4 +822,8 @@ void tracer_init(void)
 	id_major_gc_count = rb_intern("major_gc_count");
 	id_ruby_values = rb_intern("ruby_values");
 	id_c_values = rb_intern("c_values");
+	/* RBSCOPE_TRACE_API=1: never read the trace argument directly (should that ever be in doubt). */
+	const char *api = getenv("RBSCOPE_TRACE_API");
+	if (api && *api && strcmp(api, "0"))
+		raw_state = -1;
 }

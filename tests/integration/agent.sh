@@ -186,6 +186,14 @@ for ver in 3.1 3.3; do
 		stop_ruby "$child"
 		stop_ruby $apid
 	fi
+	# The C-call hook reads Ruby's trace argument directly once it has checked the layout on the first events;
+	# RBSCOPE_TRACE_API=1 keeps it on Ruby's accessors, the way taken on a Ruby whose layout differs.
+	if start_agent $ver busy RBSCOPE_TRACE_API=1; then
+		"$RBSCOPE" trace -p $apid -m 'Hash#key?' Kernel#sleep -d 1 >"$work/t11" 2>"$work/e"
+		check "agent: ruby $ver: trace through Ruby's accessors (RBSCOPE_TRACE_API=1): C methods of a class and a module" \
+			sh -c "test \$(grep -c '^ *Hash#key? <' '$work/t11') -ge 100 && grep -q '^ *Kernel#sleep <' '$work/t11'"
+		stop_ruby $apid
+	fi
 done
 
 # Security and faults (host Ruby).
