@@ -478,6 +478,13 @@ static inline unsigned cmid_bit(ID mid)
 	return (unsigned)(((uint64_t)mid * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits */
 }
 
+/* 0 when no tracer filters on a C method of this name (1 may still be a name no tracer wants). */
+static inline int cmid_maybe(ID mid)
+{
+	unsigned b = cmid_bit(mid);
+	return !!(cmid_bits[b >> 6] & (1ull << (b & 63)));
+}
+
 /* Everything but the common rejection (method_hook). */
 static __attribute__((noinline)) void method_hook_full(rb_trace_arg_t *arg)
 {
@@ -488,8 +495,7 @@ static __attribute__((noinline)) void method_hook_full(rb_trace_arg_t *arg)
 	read_arg(arg, &ev, &mid, &klass, &raw);
 	int c_event = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_C_RETURN));
 	int call = !!(ev & (RUBY_EVENT_C_CALL | RUBY_EVENT_CALL));
-	unsigned b = cmid_bit(mid);
-	if (c_event && !nfirehose && !(cmid_bits[b >> 6] & (1ull << (b & 63))))
+	if (c_event && !nfirehose && !cmid_maybe(mid))
 		return;
 	if (raw)
 		klass = klass_of(klass);
@@ -527,11 +533,8 @@ static void method_hook(VALUE data, rb_trace_arg_t *arg)
 {
 	(void)data;
 	const struct raw_trace_arg *r = (const struct raw_trace_arg *)(void *)arg;
-	if (__builtin_expect(raw_state > 0 && r->klass && !nfirehose, 1)) {
-		unsigned b = cmid_bit(r->id);
-		if (!(cmid_bits[b >> 6] & (1ull << (b & 63))))
-			return;
-	}
+	if (__builtin_expect(raw_state > 0 && r->klass && !nfirehose, 1) && !cmid_maybe(r->id))
+		return;
 	method_hook_full(arg);
 }
 

@@ -416,9 +416,10 @@ static long drain(struct ring_cons *rc, struct printer *p)
 /*
  * Hooks off, then whatever was written before that. The agent acts once its
  * thread has the GVL, which a busy app holds for up to Ruby's 100 ms time
- * slice, and goes on tracing meanwhile: the ring is read while the answer is
- * awaited (2 s at most), or those events would be dropped. 0, or -1 if the
- * ring is corrupt; *gone set if the process went away.
+ * slice, and goes on tracing meanwhile: the ring (rc, unless NULL: the trace
+ * has already failed) is read while the answer is awaited (2 s at most), or
+ * those events would be dropped. 0, or -1 if the ring is corrupt; *gone set
+ * if the process went away.
  */
 static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct printer *p, int *gone)
 {
@@ -428,7 +429,7 @@ static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct print
 		return 0;
 	}
 	for (int waited = 0; waited < 2000; waited += 2) {
-		if (drain(rc, p) < 0)
+		if (rc && drain(rc, p) < 0)
 			return -1;
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
 		if (poll(&pf, 1, 2) > 0) {
@@ -508,9 +509,9 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		}
 		/*
 		 * Read up: wait a little, and notice the process going away (its end of the socket
-		 * closes). Also after a batch: a reader on the writer's heels would pull each line
-		 * and the ring's head across to this CPU as it is written, and the traced program
-		 * would pay for every record; a millisecond behind, a line travels once.
+		 * closes). Also after a batch, so that the ring is read in batches a millisecond apart
+		 * rather than record by record on the writer's heels (on a quiet machine, bench/trace
+		 * shows no difference either way).
 		 */
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
 		if (poll(&pf, 1, idle_ms) > 0) {
@@ -520,14 +521,9 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		if (!n && idle_ms < 20)
 			idle_ms *= 2;
 	}
-	if (!gone && code == EXIT_OK && stop_reading(c, &rc, &p, &gone) < 0) {
+	if (!gone && stop_reading(c, code == EXIT_OK ? &rc : NULL, &p, &gone) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
-	} else if (!gone && code != EXIT_OK) {
-		char *bye = NULL;
-		if (agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL) == -ECONNRESET)
-			gone = 1;
-		free(bye);
 	}
 	if (code == EXIT_OK && drain(&rc, &p) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
