@@ -518,7 +518,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 			gone = 1;
 			break;
 		}
-		if (!n && idle_ms < 20)
+		if (!n && idle_ms < 16)
 			idle_ms *= 2;
 	}
 	if (!gone && stop_reading(c, code == EXIT_OK ? &rc : NULL, &p, &gone) < 0) {
