@@ -7,6 +7,8 @@ $INCFLAGS << " -I#{shared}"
 $VPATH << shared
 $srcs = %w[rbscope.c channel.c serve.c trace.c usdt.c usdt_elf.c proto.c]
 $CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
+# Only Init_rbscope is Ruby's business: hidden symbols are reached directly, not through the GOT (the C-call hook's globals).
+$CFLAGS << " -fvisibility=hidden"
 $defs << "-D_GNU_SOURCE"
 have_func("memfd_create", "sys/mman.h") or abort "rbscope: memfd_create is needed (Linux 3.17, glibc 2.27)"
 have_func("dlinfo", "dlfcn.h") or have_library("dl", "dlinfo", "dlfcn.h") or abort "rbscope: dlopen/dlinfo are needed"

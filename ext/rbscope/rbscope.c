@@ -82,7 +82,7 @@ static void atfork_child(void)
 	channel_forked();
 }
 
-void Init_rbscope(void)
+__attribute__((visibility("default"))) void Init_rbscope(void)
 {
 	VALUE mRbscope = rb_define_module("Rbscope");
 	agent_module = rb_define_module_under(mRbscope, "Agent");

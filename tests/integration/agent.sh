@@ -69,6 +69,11 @@ for ver in 3.1 3.3; do
 	check "agent: ruby $ver: trace ends with a count of events and drops" grep -q 'events, 0 dropped' "$work/e"
 	"$RBSCOPE" trace -p $p -m 'Hash#key?' -d 1 >"$work/t2" 2>"$work/e"
 	check "agent: ruby $ver: trace -m Hash#key? (a C method)" test "$(count '^ *Hash#key\? <' "$work/t2")" -ge 100
+	# Shop#total's @items.values.sum { |v| v.to_s.size }: C calls inside a C call, each with its own duration.
+	"$RBSCOPE" trace -p $p -m Array#sum String#to_s -d 1 >"$work/t2n" 2>"$work/e"
+	check "agent: ruby $ver: trace of a C method called inside another: nested under it" \
+		awk '/^Array#sum <0\.[0-9]+>$/ { outer++ } /^  String#to_s <0\.[0-9]+>$/ { inner++ } /^String#to_s/ { flat++ }
+			END { exit !(outer >= 100 && inner >= 10 * outer - 10 && flat <= 10) }' "$work/t2n"
 	"$RBSCOPE" trace -p $p -m 'Shop#' -d 1 >"$work/t3" 2>"$work/e"
 	check "agent: ruby $ver: trace -m Shop# (every instance method)" \
 		sh -c "grep -q '^ *Shop#total <' '$work/t3' && grep -q '^ *Shop#add <' '$work/t3'"
