@@ -234,6 +234,17 @@ static inline void emit_call(struct tracer *t, uint16_t type, uint32_t id, uint3
 	ring_commit(&t->prod, c);
 }
 
+/* A RETURN with no CPU time nor text (the common one), in the short record. */
+static inline void emit_ret(struct tracer *t, uint32_t id, uint32_t tid, uint64_t ts, uint64_t dur, uint16_t depth)
+{
+	struct ring_ret *c = ring_reserve(&t->prod, sizeof(*c), RING_RET);
+	if (!c)
+		return;
+	c->r.flags = depth;
+	c->id = id, c->tid = tid, c->ts = ts, c->dur = dur;
+	ring_commit(&t->prod, c);
+}
+
 /* A slow call's callers, innermost first, as "label (path:line)" lines. */
 static void emit_callers(struct tracer *t, uint32_t tid)
 {
@@ -296,16 +307,10 @@ static __attribute__((noinline)) void on_return(struct tracer *t, uint32_t id)
 	struct ret r;
 	if (!pop_call(t, id, &r))
 		return;
-	if (!t->slow_cpu && r.depth <= UINT16_MAX) {
-		struct ring_ret *c = ring_reserve(&t->prod, sizeof(*c), RING_RET);
-		if (c) {
-			c->r.flags = (uint16_t)r.depth;
-			c->id = id, c->tid = r.tid, c->ts = r.now, c->dur = r.dur;
-			ring_commit(&t->prod, c);
-		}
-	} else {
+	if (!t->slow_cpu && r.depth <= UINT16_MAX)
+		emit_ret(t, id, r.tid, r.now, r.dur, (uint16_t)r.depth);
+	else
 		emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, NULL, 0);
-	}
 	if (t->slow_ns)
 		emit_callers(t, r.tid);
 }
@@ -534,27 +539,22 @@ static __attribute__((noinline)) void method_hook_full(rb_trace_arg_t *arg)
 	}
 }
 
+/* fast_hook's return of the call on top of s (a function of its own: the call path needs few registers). */
+static __attribute__((noinline)) void fast_return(struct tracer *t, struct stk *s, uint32_t tid, uint32_t id)
+{
+	uint64_t now = tsc_now();
+	uint32_t d = --s->depth;
+	emit_ret(t, id, tid, now, now - s->f[d].t0, (uint16_t)d);
+}
+
 /*
  * The common case of a traced C call, in a quarter of method_hook_full's
  * instructions: one tracer, tracing C methods by name with no expressions,
  * --slow or --firehose (fast_tracer, set by update_global_hooks), and the
  * trace argument read directly. It keeps the same stack and writes the same
  * records as on_call and on_return; an unusual return (a call made before
- * the trace began, a stack too deep) is left to pop_call.
+ * the trace began, a stack too deep) is left to on_return.
  */
-/* fast_hook's return of the call on top of s (a function of its own: the call path needs few registers). */
-static __attribute__((noinline)) void fast_return(struct tracer *t, struct stk *s, uint32_t tid, uint32_t id)
-{
-	uint64_t now = tsc_now();
-	uint32_t d = --s->depth;
-	struct ring_ret *c = ring_reserve(&t->prod, sizeof(*c), RING_RET);
-	if (!c)
-		return;
-	c->r.flags = (uint16_t)d;
-	c->id = id, c->tid = tid, c->ts = now, c->dur = now - s->f[d].t0;
-	ring_commit(&t->prod, c);
-}
-
 static __attribute__((noinline)) void fast_hook(const struct raw_trace_arg *r)
 {
 	struct tracer *t = fast_tracer;
@@ -564,10 +564,11 @@ static __attribute__((noinline)) void fast_hook(const struct raw_trace_arg *r)
 	if (r->klass == t->hit_klass && r->id == t->hit_mid) {
 		id = t->hit_id;
 	} else {
-		id = mtab_get(&t->cfilter, klass_of(r->klass), r->id);
+		VALUE k = klass_of(r->klass);
+		id = mtab_get(&t->cfilter, k, r->id);
 		if (id < 0)
 			return;
-		if (klass_of(r->klass) == r->klass) /* not an iclass: a class t->keep holds, whose address stays its own */
+		if (k == r->klass) /* not an iclass: a class t->keep holds, whose address stays its own */
 			t->hit_klass = r->klass, t->hit_mid = r->id, t->hit_id = (uint32_t)id;
 	}
 	struct tstate *ts = tls;
@@ -714,7 +715,7 @@ static void update_global_hooks(void)
 	nlive = n;
 	nfirehose = nf;
 	struct tracer *f = n == 1 ? live_tracers[0] : NULL;
-	fast_tracer = f && !f->firehose && !f->cexprs && !f->slow_ns && !f->slow_cpu && !f->emit_calls ? f : NULL;
+	fast_tracer = f && !f->firehose && !f->cexprs && !f->slow_ns && !f->slow_cpu ? f : NULL;
 	if (want_c != c_events) {
 		if (c_events)
 			rb_remove_event_hook_with_data(HOOK_FN(method_hook), Qfalse);
