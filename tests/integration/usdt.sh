@@ -180,7 +180,9 @@ for ver in 3.1 3.3; do
 	fi
 
 	# No memory per fire, by valgrind: 20,000 fires of each kind while `rbscope latency` listens, and no loss
-	# record of the process may come from the extension's fire path (Ruby's own unfreed memory at exit is left aside).
+	# record of the process may come from the extension's fire, enable or subscribe paths. Ruby's own unfreed
+	# memory at exit is left aside, and so is what usdt_init's rb_define_method calls allocate once at load
+	# (method definitions Ruby never frees: valgrind reports them from 3.1.7 on, whatever the extension does).
 	if [ $ver = 3.1 ] && command -v valgrind >/dev/null; then
 		RUBYLIB="$top/lib:$uext" valgrind --leak-check=full --num-callers=40 ruby -rrbscope \
 			"$top/tests/integration/ruby/usdt-leak.rb" 20000 >"$work/vg.out" 2>"$work/vg.err" &
@@ -191,7 +193,7 @@ for ver in 3.1 3.3; do
 		wait $vp
 		if grep -q '^fired 20000 enabled true' "$work/vg.out" && grep -q 'LEAK SUMMARY' "$work/vg.err"; then
 			check "usdt: ruby 3.1: valgrind: no leak from 40,000 fires (Integer, String, Symbol, Float, bool)" \
-				sh -c "! grep -q -E 'by 0x[0-9A-F]+: (probe_fire|fire_arg|hist_add|usdt_|provider_|load_object)' '$work/vg.err'"
+				sh -c "! grep -q -E 'by 0x[0-9A-F]+: (probe_fire|fire_arg|hist_add|usdt_(subscribe|unsubscribe|forked|elf_)|sub_(attach|detach)|provider_|load_object)' '$work/vg.err'"
 		else
 			not_ok "usdt: ruby 3.1: valgrind run did not complete: $(tail -c 300 "$work/vg.out")"
 		fi
