@@ -54,8 +54,13 @@ void list_formats(FILE *f);
 
 /* Parse a pid argument; 0 and *pid, or prints an error and returns EXIT_USAGE. */
 int parse_pid(const char *s, int *pid);
-/* Attach with a one-line error and hint on failure; returns 0 or an exit code. */
+/*
+ * Attach with builtin_attach's options (--ruby-version), a one-line error and hint on failure and
+ * a note when a newer patch release is read with an older table; returns 0 or an exit code.
+ */
 struct ruby_target;
+struct ruby_attach_opts;
+extern struct ruby_attach_opts builtin_attach;
 int attach_or_report(struct ruby_target *t, int pid);
 
 #endif

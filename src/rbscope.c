@@ -44,10 +44,14 @@ int cmd_version(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("rbscope %s\nsupported Ruby layouts:", RBSCOPE_VERSION);
-	for (int i = 0; ruby_layouts[i]; i++)
-		printf(" %s", ruby_layouts[i]->version);
-	printf("\n");
+	printf("rbscope %s\nRubies (a table each; others through their DWARF):\n", RBSCOPE_VERSION);
+	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++) {
+		char range[32];
+		snprintf(range, sizeof(range), "%d.%d.%d-%d.%d.%d", r->major, r->minor, r->first, r->major, r->minor, r->last);
+		if (r->first == r->last)
+			snprintf(range, sizeof(range), "%d.%d.%d", r->major, r->minor, r->first);
+		printf("  %-15s table from %-6s %s\n", range, r->layout->version, r->source);
+	}
 	return EXIT_OK;
 }
 
@@ -72,15 +76,29 @@ int parse_pid(const char *s, int *pid)
 	return 0;
 }
 
+struct ruby_attach_opts builtin_attach;
+
 int attach_or_report(struct ruby_target *t, int pid)
 {
-	int err = ruby_target_attach(t, pid);
-	if (!err)
+	int err = ruby_target_attach(t, pid, &builtin_attach);
+	if (!err) {
+		if (t->layout_match == LAYOUT_NEWER)
+			fprintf(stderr, "rbscope: note: process %d runs Ruby %s, newer than any %lld.%lld release known here: "
+				"read with the table of %s\n", pid, builtin_attach.version ? builtin_attach.version : t->version,
+				(long long)t->L->api_major, (long long)t->L->api_minor, t->L->version);
 		return 0;
-	if (err == ERR_UNSUPPORTED)
+	}
+	if (err == ERR_UNSUPPORTED && builtin_attach.version) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
+		      ruby_layout_series());
+		err = ERR_USAGE;
+	} else if (err == ERR_UNSUPPORTED) {
 		err_report(err, "process %d runs Ruby %s", pid, t->version);
-	else
+		fprintf(stderr, "hint: rbscope has tables for Ruby %s and reads any Ruby whose libruby has DWARF; "
+			"--ruby-version X.Y.Z reads it with another release's table\n", ruby_layout_series());
+	} else {
 		err_report(err, "cannot attach to process %d", pid);
+	}
 	ruby_target_detach(t);
 	return err_exit_code(err);
 }

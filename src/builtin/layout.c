@@ -11,7 +11,7 @@
 #include "../ruby/target.h"
 
 const char usage_layout[] =
-	"usage: rbscope layout (-p PID | --dwarf FILE [--base X.Y])\n"
+	"usage: rbscope layout (-p PID [--ruby-version X.Y.Z] | --dwarf FILE [--base X.Y])\n"
 	"\n"
 	"Print the VM struct layout rbscope reads a Ruby with: for a process, the one it chose (a generated\n"
 	"table, or the DWARF of its libruby); with --dwarf, the one read from FILE's debug information,\n"
@@ -31,6 +31,7 @@ int cmd_layout(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "dwarf", required_argument, NULL, 'D' },
 		{ "base", required_argument, NULL, 'b' },
+		{ "ruby-version", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -44,6 +45,7 @@ int cmd_layout(int argc, char **argv)
 			break;
 		case 'D': file = optarg; break;
 		case 'b': base_version = optarg; break;
+		case 'V': builtin_attach.version = optarg; break;
 		case 'h': fputs(usage_layout, stdout); return EXIT_OK;
 		default: fputs(usage_layout, stderr); return EXIT_USAGE;
 		}
@@ -60,7 +62,7 @@ int cmd_layout(int argc, char **argv)
 		ruby_target_detach(&t);
 		return EXIT_OK;
 	}
-	const struct ruby_layout *base = base_version ? ruby_layout_find(base_version) : ruby_layout_newest();
+	const struct ruby_layout *base = base_version ? ruby_layout_find(base_version, NULL) : ruby_layout_newest();
 	if (!base)
 		return error("no layout table for Ruby '%s'", base_version), EXIT_USAGE;
 	struct ruby_layout L;

@@ -37,7 +37,8 @@ const char usage_record[] =
 	"                        workers), each under a \"process PID COMMAND\" root frame\n"
 	"      --blocking        stop the process's threads (ptrace) for each sample: every stack is exact,\n"
 	"                        at a cost to the process; the default never stops it\n"
-	"      --on-cpu          keep only samples of threads the kernel shows running\n";
+	"      --on-cpu          keep only samples of threads the kernel shows running\n"
+	"      --ruby-version X.Y.Z  read it with that release's layout, whatever it says it runs\n";
 
 struct record_opts {
 	int pid;
@@ -65,6 +66,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "on-cpu", no_argument, NULL, 'C' },
 		{ "flame-min-width", required_argument, NULL, 'W' },
 		{ "title", required_argument, NULL, 'N' },
+		{ "ruby-version", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -103,6 +105,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return rc;
 			break;
 		case 'N': output_options.title = optarg; break;
+		case 'V': builtin_attach.version = optarg; break;
 		case 'h': fputs(usage_record, stdout); exit(EXIT_OK);
 		default: fputs(usage_record, stderr); return EXIT_USAGE;
 		}
@@ -134,7 +137,7 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return error("'%s' exited before rbscope could attach", o->command[0]), EXIT_GONE;
-		err = ruby_target_attach(t, pid);
+		err = ruby_target_attach(t, pid, &builtin_attach);
 		if (!err)
 			return 0;
 		ruby_target_detach(t);

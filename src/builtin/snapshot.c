@@ -17,8 +17,9 @@ const char usage_snapshot[] =
 	"Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
 	"state, and each frame as `label (path:line)` with the line executing now.\n"
 	"\n"
-	"  -p, --pid PID   the Ruby process\n"
-	"      --json      one JSON object instead of text\n";
+	"  -p, --pid PID            the Ruby process\n"
+	"      --json               one JSON object instead of text\n"
+	"      --ruby-version X.Y.Z read it with that release's layout, whatever it says it runs\n";
 
 #define SNAPSHOT_ATTEMPTS 50
 
@@ -78,6 +79,7 @@ int cmd_snapshot(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "ruby-version", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -89,6 +91,7 @@ int cmd_snapshot(int argc, char **argv)
 				return rc;
 			break;
 		case 'j': json = 1; break;
+		case 'V': builtin_attach.version = optarg; break;
 		case 'h': fputs(usage_snapshot, stdout); return EXIT_OK;
 		default: fputs(usage_snapshot, stderr); return EXIT_USAGE;
 		}

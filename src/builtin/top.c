@@ -25,7 +25,8 @@ const char usage_top[] =
 	"  -r, --rate HZ         samples per second (default 99)\n"
 	"  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
 	"  -w, --window SECS     the sliding window (default 10)\n"
-	"  -n, --count COUNT     stop after COUNT refreshes (default: never)\n";
+	"  -n, --count COUNT     stop after COUNT refreshes (default: never)\n"
+	"      --ruby-version X.Y.Z  read it with that release's layout, whatever it says it runs\n";
 
 /*
  * The sliding window is kept as two profiles: the current half-window and
@@ -81,7 +82,8 @@ int cmd_top(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' }, { "rate", required_argument, NULL, 'r' },
 		{ "interval", required_argument, NULL, 'i' }, { "window", required_argument, NULL, 'w' },
-		{ "count", required_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "count", required_argument, NULL, 'n' }, { "ruby-version", required_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	int pid = 0, c, rc;
 	double rate = 99, interval = 1, window = 10;
@@ -96,6 +98,7 @@ int cmd_top(int argc, char **argv)
 		case 'i': interval = atof(optarg); break;
 		case 'w': window = atof(optarg); break;
 		case 'n': count = atol(optarg); break;
+		case 'V': builtin_attach.version = optarg; break;
 		case 'h': fputs(usage_top, stdout); return EXIT_OK;
 		default: fputs(usage_top, stderr); return EXIT_USAGE;
 		}

@@ -37,8 +37,6 @@ const char *err_hint(int err)
 		return "run as root, as the process's user, or with CAP_SYS_PTRACE";
 	case ERR_NOT_RUBY:
 		return "rbscope reads CRuby (MRI) processes: is this the ruby process and not a wrapper?";
-	case ERR_UNSUPPORTED:
-		return "supported: Ruby 2.7, 3.1 and 3.3 layouts, or any Ruby whose libruby has DWARF";
 	case ERR_NO_PROCESS:
 		return "check the pid with `ps`";
 	case ERR_NO_AGENT:

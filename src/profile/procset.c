@@ -91,7 +91,7 @@ void procset_discover(struct procset *ps, uint64_t now)
 		if (!e && !(e = new_entry(ps, kids[i])))
 			return;
 		/* A forked Ruby (a Puma or Unicorn worker) is read exactly like its parent. */
-		if (ruby_target_attach(&e->t, kids[i])) {
+		if (ruby_target_attach(&e->t, kids[i], ps->attach)) {
 			ruby_target_detach(&e->t);
 			e->state = PROC_NOT_RUBY;
 			e->retry_ns = now + RETRY_NS;

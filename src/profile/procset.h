@@ -35,6 +35,7 @@ struct procset {
 	uint64_t next_discover;
 	uint64_t followed; /* descendants attached */
 	struct profile *profile;
+	const struct ruby_attach_opts *attach; /* how descendants are attached (NULL: as they say) */
 };
 
 void procset_init(struct procset *ps, struct profile *p);

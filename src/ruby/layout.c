@@ -1,56 +1,101 @@
-/* layout.c: the table of generated Ruby layouts and the lookup by version. */
+/* layout.c: the generated Ruby layouts, the releases each one serves, and the lookup by version. */
 #include "layout.h"
 
 #include <stdio.h>
 #include <string.h>
 
-extern const struct ruby_layout ruby_layout_2_7, ruby_layout_3_1, ruby_layout_3_3;
+extern const struct ruby_layout ruby_layout_2_6, ruby_layout_2_7, ruby_layout_3_0, ruby_layout_3_1, ruby_layout_3_2,
+	ruby_layout_3_3, ruby_layout_3_4, ruby_layout_4_0_0, ruby_layout_4_0;
 
-const struct ruby_layout *const ruby_layouts[] = {
-	&ruby_layout_2_7,
-	&ruby_layout_3_1,
-	&ruby_layout_3_3,
-	NULL,
+/*
+ * Newest releases known (2026-11): 2.6.10, 2.7.8, 3.0.7, 3.1.7, 3.2.11,
+ * 3.3.14, 3.4.11, 4.0.6. A series whose internal headers changed between
+ * patch releases has a table per side of the change (4.0: rb_thread_t grew
+ * between 4.0.0 and 4.0.6; see tools/gen-layouts).
+ */
+const struct ruby_layout_range ruby_layout_ranges[] = {
+	{ &ruby_layout_2_6, 2, 6, 0, 10, "headers only" },
+	{ &ruby_layout_2_7, 2, 7, 0, 8, "Debian source, live tests" },
+	{ &ruby_layout_3_0, 3, 0, 0, 7, "headers, a core dump" },
+	{ &ruby_layout_3_1, 3, 1, 0, 7, "Debian source, live tests" },
+	{ &ruby_layout_3_2, 3, 2, 0, 11, "headers only" },
+	{ &ruby_layout_3_3, 3, 3, 0, 14, "Debian source, live tests" },
+	{ &ruby_layout_3_4, 3, 4, 0, 11, "Debian source, live tests" },
+	{ &ruby_layout_4_0_0, 4, 0, 0, 0, "headers, a core dump" },
+	{ &ruby_layout_4_0, 4, 0, 1, 6, "headers only" },
+	{ NULL, 0, 0, 0, 0, NULL },
 };
 
-const struct ruby_layout *ruby_layout_find(const char *version)
+/* "X.Y.Z..." -> 0 and the numbers; a missing Z reads as -1. */
+static int parse(const char *version, int *major, int *minor, int *teeny)
 {
-	int major, minor;
-	if (!version || sscanf(version, "%d.%d", &major, &minor) != 2)
+	*teeny = -1;
+	return version && sscanf(version, "%d.%d.%d", major, minor, teeny) >= 2 ? 0 : -1;
+}
+
+const struct ruby_layout *ruby_layout_find(const char *version, enum layout_match *how)
+{
+	int major, minor, teeny;
+	const struct ruby_layout_range *newest = NULL;
+	if (how)
+		*how = LAYOUT_NONE;
+	if (parse(version, &major, &minor, &teeny))
 		return NULL;
-	const struct ruby_layout *found = NULL;
-	for (int i = 0; ruby_layouts[i]; i++) {
-		const struct ruby_layout *l = ruby_layouts[i];
-		if (l->api_major == major && l->api_minor == minor) {
-			if (found)
-				return NULL; /* two tables for one series: refuse to guess */
-			found = l;
+	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++) {
+		if (r->major != major || r->minor != minor)
+			continue;
+		if (teeny >= r->first && teeny <= r->last) {
+			if (how)
+				*how = LAYOUT_EXACT;
+			return r->layout;
 		}
+		if (!newest || r->last > newest->last)
+			newest = r;
 	}
-	return found;
+	if (!newest || (teeny >= 0 && teeny < newest->last))
+		return NULL; /* no table for the series, or not a version string */
+	if (how)
+		*how = teeny < 0 ? LAYOUT_EXACT : LAYOUT_NEWER; /* "X.Y": the series, by its newest table */
+	return newest->layout;
+}
+
+static int key(const struct ruby_layout_range *r)
+{
+	return (r->major * 100 + r->minor) * 1000 + r->last;
 }
 
 const struct ruby_layout *ruby_layout_newest(void)
 {
-	const struct ruby_layout *best = NULL;
-	for (int i = 0; ruby_layouts[i]; i++)
-		if (!best || ruby_layouts[i]->api_major * 100 + ruby_layouts[i]->api_minor >
-				     best->api_major * 100 + best->api_minor)
-			best = ruby_layouts[i];
-	return best;
+	const struct ruby_layout_range *best = NULL;
+	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++)
+		if (!best || key(r) > key(best))
+			best = r;
+	return best ? best->layout : NULL;
 }
 
 const struct ruby_layout *ruby_layout_nearest(const char *version)
 {
-	int major = 0, minor = 0;
-	if (!version || sscanf(version, "%d.%d", &major, &minor) != 2)
+	int major, minor, teeny;
+	if (parse(version, &major, &minor, &teeny))
 		return ruby_layout_newest();
-	const struct ruby_layout *best = NULL;
-	for (int i = 0; ruby_layouts[i]; i++) {
-		const struct ruby_layout *l = ruby_layouts[i];
-		int64_t v = l->api_major * 100 + l->api_minor;
-		if (v <= major * 100 + minor && (!best || v > best->api_major * 100 + best->api_minor))
-			best = l;
+	const struct ruby_layout_range *best = NULL;
+	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++)
+		if (r->major * 100 + r->minor <= major * 100 + minor && (!best || key(r) > key(best)))
+			best = r;
+	return best ? best->layout : ruby_layout_newest();
+}
+
+const char *ruby_layout_series(void)
+{
+	static char buf[128];
+	size_t n = 0;
+	buf[0] = '\0';
+	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++) {
+		if (r != ruby_layout_ranges && r[-1].major == r->major && r[-1].minor == r->minor)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d.%d", n ? ", " : "", r->major, r->minor);
+		if (n >= sizeof(buf))
+			break;
 	}
-	return best ? best : ruby_layout_newest();
+	return buf;
 }

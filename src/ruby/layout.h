@@ -1,4 +1,4 @@
-/* layout.h: one Ruby version's VM struct offsets and constants, as data. */
+/* layout.h: one Ruby version's VM struct offsets and constants, as data, and which releases each table serves. */
 #ifndef RBSCOPE_LAYOUT_H
 #define RBSCOPE_LAYOUT_H
 
@@ -7,7 +7,7 @@
 #include "layout_fields.h"
 
 /*
- * Generated per version by tools/gen-layouts into layouts/ruby_X_Y.c. The
+ * Generated per release by tools/gen-layouts into layouts/ruby_*.c. The
  * walker reads only these fields: it never tests a Ruby version itself.
  */
 struct ruby_layout {
@@ -17,16 +17,37 @@ struct ruby_layout {
 #undef RUBY_LAYOUT_MEMBER
 };
 
-/* All generated layouts, NULL-terminated. */
-extern const struct ruby_layout *const ruby_layouts[];
+/*
+ * Which releases a table serves: X.Y.first to X.Y.last. Within a series the
+ * ranges do not overlap, and together they cover every release known when
+ * the table was written (last is the newest known; a newer patch release is
+ * served by the series' newest table, and said so).
+ */
+struct ruby_layout_range {
+	const struct ruby_layout *layout;
+	int major, minor, first, last;
+	const char *source; /* how it was made and checked: "Debian source", "headers only", ... */
+};
+
+/* All ranges, oldest first, ending with a NULL layout. */
+extern const struct ruby_layout_range ruby_layout_ranges[];
+
+enum layout_match {
+	LAYOUT_NONE,      /* no table for that X.Y series */
+	LAYOUT_EXACT,     /* a known release of the series */
+	LAYOUT_NEWER,     /* a patch release newer than the series' newest known one: its newest table */
+};
 
 /*
- * The layout for a "X.Y.Z" version string: the one generated for the same
- * X.Y (struct layouts do not change within a minor series). NULL if none.
+ * The table for an "X.Y.Z" version string (anything after Z is ignored; "X.Y"
+ * names the series, served by its newest table),
+ * and how it matched (may be NULL). NULL when the series has no table.
  */
-const struct ruby_layout *ruby_layout_find(const char *version);
-/* The table of the newest series; the newest series not after version (else the newest). */
+const struct ruby_layout *ruby_layout_find(const char *version, enum layout_match *how);
+/* The table of the newest series; the newest table of a series not after version (else the newest). */
 const struct ruby_layout *ruby_layout_newest(void);
 const struct ruby_layout *ruby_layout_nearest(const char *version);
+/* "2.6, 2.7, 3.0, ... 4.0": the series with a table, for messages. */
+const char *ruby_layout_series(void);
 
 #endif

@@ -147,6 +147,8 @@ static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, 
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t tbl, hdr[8];
+	if (L->classext_iv_tbl < 0)
+		return -ENOENT;
 	int err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl);
 	if (err || !tbl)
 		return err ? err : -ENOENT;

@@ -29,9 +29,14 @@ static int is_libruby(const char *path)
  * built from source keeps -g), so a version with no generated table works;
  * otherwise the table generated for its X.Y series.
  */
-static int choose_layout(struct ruby_target *t)
+static int choose_layout(struct ruby_target *t, const char *forced)
 {
-	const struct ruby_layout *table = ruby_layout_find(t->version);
+	if (forced) {
+		t->L = ruby_layout_find(forced, &t->layout_match);
+		t->layout_how = "forced table";
+		return t->L ? 0 : ERR_UNSUPPORTED;
+	}
+	const struct ruby_layout *table = ruby_layout_find(t->version, &t->layout_match);
 	char full[PATH_MAX + 64];
 	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)t->pid, t->lib_path);
 	struct ruby_layout *d = &t->dwarf_layout;
@@ -46,6 +51,7 @@ static int choose_layout(struct ruby_target *t)
 		d->api_teeny = teeny;
 		t->L = d;
 		t->layout_how = "DWARF";
+		t->layout_match = LAYOUT_EXACT;
 		return 0;
 	}
 	t->L = table;
@@ -220,7 +226,7 @@ static void set_read_lengths(struct ruby_target *t)
 	t->th_read_len = (size_t)max + 8;
 }
 
-int ruby_target_attach(struct ruby_target *t, pid_t pid)
+int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o)
 {
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -246,7 +252,7 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid)
 		err = ERR_NOT_RUBY;
 	if (!err) {
 		read_symbol_string(t, &ef, "ruby_description", t->description, sizeof(t->description));
-		err = choose_layout(t);
+		err = choose_layout(t, o ? o->version : NULL);
 	}
 	if (!err) {
 		set_read_lengths(t);

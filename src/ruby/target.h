@@ -31,7 +31,8 @@ struct ruby_target {
 	uint64_t vm;             /* rb_vm_t * */
 	uint64_t symbols;        /* &ruby_global_symbols, 0 if not found */
 	const char *vm_how;      /* "symbol" or "scan", for -v output */
-	const char *layout_how;  /* "table" or "DWARF" */
+	const char *layout_how;  /* "table", "DWARF" or "forced table" */
+	enum layout_match layout_match; /* how the table matched the version (LAYOUT_NEWER: a newer patch release) */
 	struct ruby_layout dwarf_layout; /* read from libruby's debug information, when it has some */
 	size_t th_read_len;      /* bytes of rb_thread_t read per thread */
 
@@ -49,14 +50,19 @@ struct ruby_target {
 	int verbose;
 };
 
+/* How to read a target, beyond its pid (all optional). */
+struct ruby_attach_opts {
+	const char *version; /* read it with this release's table, whatever it says it runs (--ruby-version) */
+};
+
 /*
  * Attach to pid: find libruby (through /proc/PID/root, so containers work),
  * read the version from the target's memory, choose the layout, find the
  * VM (exported pointer or validated scan) and the global symbol table.
- * Returns 0 or ERR_NO_PROCESS, -EPERM, ERR_NOT_RUBY, ERR_UNSUPPORTED, ERR_NO_VM.
- * The target is not stopped.
+ * o may be NULL. Returns 0 or ERR_NO_PROCESS, -EPERM, ERR_NOT_RUBY,
+ * ERR_UNSUPPORTED (t->version says which), ERR_NO_VM. The target is not stopped.
  */
-int ruby_target_attach(struct ruby_target *t, pid_t pid);
+int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o);
 void ruby_target_detach(struct ruby_target *t);
 /* Drop every cache (after the target forks or execs, or to bound memory). */
 void ruby_target_flush(struct ruby_target *t);

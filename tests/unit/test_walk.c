@@ -35,14 +35,14 @@ static void test_random_memory(void **state)
 	(void)state;
 	unsigned char *m = malloc(SIZE);
 	struct ruby_sample *s = malloc(sizeof(*s));
-	for (int l = 0; ruby_layouts[l]; l++) {
+	for (int l = 0; ruby_layout_ranges[l].layout; l++) {
 		for (unsigned seed = 1; seed <= 200; seed++) {
 			fill(m, seed * 31 + (unsigned)l);
 			struct ruby_target t;
 			memset(&t, 0, sizeof(t));
 			assert_int_equal(strtab_init(&t.strs), 0);
 			mem_open_buffer(&t.mem, BASE, m, SIZE);
-			t.L = ruby_layouts[l];
+			t.L = ruby_layout_ranges[l].layout;
 			t.vm = BASE + ((uint64_t)seed * 4096 % SIZE);
 			t.symbols = BASE + 64;
 			t.th_read_len = 512;
