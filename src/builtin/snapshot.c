@@ -8,16 +8,22 @@
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../output/json.h"
+#include "../proc/core.h"
+#include "../ruby/layout.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
 
 const char usage_snapshot[] =
-	"usage: rbscope snapshot -p PID [--json]\n"
+	"usage: rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json]\n"
 	"\n"
 	"Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
-	"state, and each frame as `label (path:line)` with the line executing now.\n"
+	"state, and each frame as `label (path:line)` with the line executing now. With --core, the\n"
+	"same from an ELF core file (gdb's gcore, the kernel, `coredumpctl dump`).\n"
 	"\n"
 	"  -p, --pid PID            the Ruby process\n"
+	"      --core CORE          read the process from a core file instead\n"
+	"      --sysroot DIR        where the core's mapped files are (default /; a container's or\n"
+	"                           chroot's root): what the core left out is read from them\n"
 	"      --json               one JSON object instead of text\n"
 	"      --ruby-version X.Y.Z read it with that release's layout, whatever it says it runs\n";
 
@@ -30,12 +36,15 @@ static const char *kind_name(uint32_t kind)
 
 static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 {
-	printf("Process %d: ruby %s\n", (int)t->pid, t->description[0] ? t->description : t->version);
+	printf("%s %d: ruby %s\n", t->core ? "Core of process" : "Process", (int)t->pid,
+	       t->description[0] ? t->description : t->version);
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->threads[i];
 		const char *name = th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "";
 		printf("\nThread %d%s%s%s tid=%d %s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
 		       th->tid, ruby_thread_state_name(th->state), th->kstate);
+		if (th->unreadable)
+			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
 			if (f->kind == FRAME_TRUNCATED) {
@@ -59,8 +68,9 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 		const struct ruby_thread_sample *th = &s->threads[i];
 		printf("%s{\"name\":", i ? "," : "");
 		json_write_string(stdout, th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "");
-		printf(",\"tid\":%d,\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",\"frames\":[", th->tid,
-		       th->main ? "true" : "false", ruby_thread_state_name(th->state), th->kstate);
+		printf(",\"tid\":%d,\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",%s\"frames\":[", th->tid,
+		       th->main ? "true" : "false", ruby_thread_state_name(th->state), th->kstate,
+		       th->unreadable ? "\"unreadable\":true," : "");
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
 			printf("%s{\"name\":", j ? "," : "");
@@ -74,16 +84,62 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 	printf("]}\n");
 }
 
+/* Open a core and the Ruby in it, with one-line errors; 0 or an exit code. */
+static int open_core(struct core *c, struct ruby_target *t, const char *path, const char *sysroot)
+{
+	const char *why = NULL;
+	int err = core_open(c, path, sysroot, &why);
+	if (err) {
+		if (why)
+			error("'%s' is not a usable core file: %s", path, why);
+		else if (err == ERR_BAD_FILE)
+			error("'%s' is not an x86-64 ELF core file", path);
+		else
+			return err_report(err, "cannot read '%s'", path);
+		core_close(c);
+		return EXIT_BAD_INPUT;
+	}
+	err = ruby_target_open_core(t, c, &builtin_attach);
+	if (!err)
+		return 0;
+	if (t->missing && err != ERR_NOT_RUBY) {
+		char host[8192];
+		core_host_path(c, t->missing, host, sizeof(host));
+		int why_err = c->bad_file && !strcmp(c->bad_file, t->missing) ? c->bad_file_err : err;
+		error("core '%s' needs '%s' (as '%s'): %s", path, t->missing, host, err_message(why_err));
+		fprintf(stderr, "hint: %s\n", why_err == ERR_FILE_CHANGED ?
+			"the file was replaced since the core was written: point --sysroot at a copy of the old one" :
+			"point --sysroot at the root the process saw (a container's or chroot's), or name its Ruby "
+			"with --ruby-version X.Y.Z to read it from the core alone");
+		err = why_err == ERR_FILE_CHANGED ? ERR_FILE_CHANGED : ERR_BAD_FILE;
+	} else if (err == ERR_UNSUPPORTED) {
+		err_report(err, "core '%s' is of Ruby %s", path, t->version);
+		fprintf(stderr, "hint: rbscope has tables for Ruby %s; --ruby-version X.Y.Z reads it with another "
+			"release's table\n", ruby_layout_series());
+	} else if (err == ERR_USAGE || (err == ERR_UNSUPPORTED && builtin_attach.version)) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
+		      ruby_layout_series());
+	} else {
+		err_report(err, "cannot read the Ruby in core '%s' (process %d, %s)", path, (int)c->pid, c->comm);
+	}
+	ruby_target_detach(t);
+	core_close(c);
+	return err_exit_code(err);
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "ruby-version", required_argument, NULL, 'V' },
+		{ "core", required_argument, NULL, 'c' },
+		{ "sysroot", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int pid = 0, json = 0, c, rc;
+	const char *core_path = NULL, *sysroot = NULL;
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -92,24 +148,28 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		case 'V': builtin_attach.version = optarg; break;
+		case 'c': core_path = optarg; break;
+		case 'S': sysroot = optarg; break;
 		case 'h': fputs(usage_snapshot, stdout); return EXIT_OK;
 		default: fputs(usage_snapshot, stderr); return EXIT_USAGE;
 		}
 	}
-	if (!pid || optind < argc) {
+	if (!pid == !core_path || (sysroot && !core_path) || optind < argc) {
 		fputs(usage_snapshot, stderr);
 		return EXIT_USAGE;
 	}
 	struct ruby_target t;
-	if ((rc = attach_or_report(&t, pid)))
+	struct core core;
+	if ((rc = core_path ? open_core(&core, &t, core_path, sysroot) : attach_or_report(&t, pid)))
 		return rc;
 	struct ruby_sample *s = malloc(sizeof(*s));
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
 	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged))); attempt++)
-		err = ruby_sample_take(&t, s, WALK_KSTATE);
+		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE);
 	if (err) {
-		rc = err_report(err, "cannot read the threads of process %d", pid);
+		rc = core_path ? err_report(err, "cannot read the threads in core '%s'", core_path)
+			       : err_report(err, "cannot read the threads of process %d", pid);
 	} else {
 		if (json)
 			print_json(&t, s);
@@ -119,5 +179,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	free(s);
 	ruby_target_detach(&t);
+	if (core_path)
+		core_close(&core);
 	return rc;
 }

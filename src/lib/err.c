@@ -20,6 +20,7 @@ const char *err_message(int err)
 	case ERR_USAGE: return "bad usage";
 	case ERR_NOT_FOUND: return "not found";
 	case ERR_UNREACHABLE: return "not reachable from any root";
+	case ERR_FILE_CHANGED: return "the file differs from the one the core was written with";
 	case ERR_NO_AGENT: return "no rbscope agent in the process";
 	case ERR_AGENT_SILENT: return "the agent did not answer";
 	case ERR_AGENT: return "the agent reported an error";
@@ -61,7 +62,8 @@ int err_exit_code(int err)
 	case ERR_GONE: return EXIT_GONE;
 	case ERR_BAD_FILE:
 	case ERR_CORRUPT:
-	case ERR_NOT_FOUND: return EXIT_BAD_INPUT;
+	case ERR_NOT_FOUND:
+	case ERR_FILE_CHANGED: return EXIT_BAD_INPUT;
 	case ERR_UNREACHABLE: return EXIT_UNREACHABLE;
 	case ERR_NO_AGENT:
 	case ERR_AGENT_SILENT: return EXIT_NO_AGENT;

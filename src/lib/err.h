@@ -19,6 +19,7 @@ enum {
 	ERR_USAGE = -(ERR_BASE + 9),
 	ERR_NOT_FOUND = -(ERR_BASE + 10),   /* what was asked for is not in the input (heap path's address) */
 	ERR_UNREACHABLE = -(ERR_BASE + 11), /* in the heap dump, but no root reaches it */
+	ERR_FILE_CHANGED = -(ERR_BASE + 12),/* a file differs from the copy of it a core file holds */
 	ERR_NO_AGENT = -(ERR_BASE + 20),    /* no agent socket for the process */
 	ERR_AGENT_SILENT = -(ERR_BASE + 21),/* the agent's socket accepted but nothing answered in time */
 	ERR_AGENT = -(ERR_BASE + 22),       /* the agent answered with an error (its text says which) */

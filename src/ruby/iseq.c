@@ -171,6 +171,11 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 	is->first_lineno = L->body_first_lineno_size == 8 ? (int32_t)((int64_t)get64(body, L->body_first_lineno) >> 1)
 							 : (int32_t)get32(body, L->body_first_lineno);
 	is->label = intern_string(t, get64(body, L->body_label));
+	/* The main script's label is a literal in libruby's read-only data, which a core may leave out. */
+	if (!is->label && is->type == L->iseq_type_main) {
+		int64_t id = strtab_intern(&t->strs, "<main>", 6);
+		is->label = id < 0 ? 0 : (uint32_t)id;
+	}
 	uint64_t pathobj = get64(body, L->body_pathobj), path = pathobj;
 	if (ruby_type_of(t, pathobj, NULL) == L->t_array)
 		ruby_read_array_elt(t, pathobj, 0, &path); /* [path, realpath] */

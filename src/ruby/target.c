@@ -10,6 +10,7 @@
 #include "../elf/dwarf.h"
 #include "../elf/elfsym.h"
 #include "../lib/err.h"
+#include "../proc/core.h"
 #include "../proc/task.h"
 #include "iseq.h"
 #include "object.h"
@@ -37,8 +38,11 @@ static int choose_layout(struct ruby_target *t, const char *forced)
 		return t->L ? 0 : ERR_UNSUPPORTED;
 	}
 	const struct ruby_layout *table = ruby_layout_find(t->version, &t->layout_match);
-	char full[PATH_MAX + 64];
-	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)t->pid, t->lib_path);
+	char full[PATH_MAX * 2];
+	if (t->core)
+		core_host_path(t->core, t->lib_path, full, sizeof(full));
+	else
+		snprintf(full, sizeof(full), "%s%s", t->root, t->lib_path);
 	struct ruby_layout *d = &t->dwarf_layout;
 	int n = 0, major = 0, minor = 0, teeny = 0;
 	if (!dwarf_layout_read(full, table ? table : ruby_layout_nearest(t->version), d, &n) &&
@@ -59,40 +63,69 @@ static int choose_layout(struct ruby_target *t, const char *forced)
 	return table ? 0 : ERR_UNSUPPORTED;
 }
 
-/* Open the target's view of path through /proc/PID/root, so a containerised Ruby works. */
-static int open_target_elf(pid_t pid, const char *path, struct elf_file *ef)
+/* Open the target's view of path: through /proc/PID/root (containers), or under a core's sysroot. */
+static int open_target_elf(struct ruby_target *t, const char *path, struct elf_file *ef)
 {
-	char full[PATH_MAX + 64];
-	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+	char full[PATH_MAX * 2];
+	if (t->core)
+		core_host_path(t->core, path, full, sizeof(full));
+	else
+		snprintf(full, sizeof(full), "%s%s", t->root, path);
 	int err = elf_open(full, ef);
-	if (err == -ENOENT)
+	if (err == -ENOENT && !t->core)
 		err = elf_open(path, ef);
 	return err;
 }
 
-static int find_ruby_image(struct ruby_target *t, struct elf_file *ef)
+/* The executable: /proc/PID/exe, or a core's lowest file mapping (where an executable is loaded). */
+static int exe_path(struct ruby_target *t)
 {
-	for (int i = 0; i < t->maps.n; i++) {
-		if (is_libruby(t->maps.v[i].path)) {
-			snprintf(t->lib_path, sizeof(t->lib_path), "%s", t->maps.v[i].path);
-			return open_target_elf(t->pid, t->lib_path, ef);
-		}
+	if (t->core) {
+		const struct map_entry *lowest = NULL;
+		for (int i = 0; i < t->maps.n; i++)
+			if (t->maps.v[i].path[0] == '/' && (!lowest || t->maps.v[i].start < lowest->start))
+				lowest = &t->maps.v[i];
+		if (!lowest)
+			return ERR_NOT_RUBY;
+		snprintf(t->lib_path, sizeof(t->lib_path), "%s", lowest->path);
+		return 0;
 	}
-	/* A statically linked ruby: the executable itself must carry ruby_version. */
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)t->pid);
 	ssize_t n = readlink(link, t->lib_path, sizeof(t->lib_path) - 1);
 	if (n < 0)
 		return errno == EACCES || errno == EPERM ? -EPERM : ERR_NOT_RUBY;
 	t->lib_path[n] = '\0';
-	int err = open_target_elf(t->pid, t->lib_path, ef);
+	return 0;
+}
+
+/*
+ * libruby, else the executable if it carries ruby_version (a static ruby).
+ * *have_elf is 0 when the file cannot be opened but a core maps libruby
+ * (the caller may go on with --ruby-version).
+ */
+static int find_ruby_image(struct ruby_target *t, struct elf_file *ef, int *have_elf)
+{
+	*have_elf = 0;
+	for (int i = 0; i < t->maps.n; i++) {
+		if (is_libruby(t->maps.v[i].path)) {
+			snprintf(t->lib_path, sizeof(t->lib_path), "%s", t->maps.v[i].path);
+			int err = open_target_elf(t, t->lib_path, ef);
+			*have_elf = !err;
+			return err;
+		}
+	}
+	int err = exe_path(t);
 	if (err)
-		return err == -EACCES ? -EPERM : ERR_NOT_RUBY;
+		return err;
+	if ((err = open_target_elf(t, t->lib_path, ef)))
+		return err == -EACCES ? -EPERM : t->core ? err : ERR_NOT_RUBY;
 	uint64_t v;
 	if (elf_lookup(ef, "ruby_version", &v, NULL)) {
 		elf_close(ef);
 		return ERR_NOT_RUBY;
 	}
+	*have_elf = 1;
 	return 0;
 }
 
@@ -101,7 +134,7 @@ static int find_bias(struct ruby_target *t, const struct elf_file *ef)
 	for (int i = 0; i < t->maps.n; i++) {
 		const struct map_entry *e = &t->maps.v[i];
 		if (e->offset == 0 && !strcmp(e->path, t->lib_path)) {
-			t->bias = e->start - ef->base_vaddr;
+			t->bias = e->start - (ef ? ef->base_vaddr : 0);
 			return 0;
 		}
 	}
@@ -133,36 +166,42 @@ static int vm_valid(struct ruby_target *t, uint64_t vm)
 }
 
 /*
- * Scan libruby's writable segments (.data, .bss) for a word that passes
- * check(). Used where the build exports neither the VM pointer nor the
- * global symbol table (Debian's 3.3 exports neither; no Ruby exports the latter).
+ * Scan libruby's writable mappings (.data, .bss and the anonymous mapping
+ * .bss may continue into) for a word that passes check(). Used where the
+ * build exports neither the VM pointer nor the global symbol table (Debian's
+ * 3.3 exports neither; no Ruby exports the latter), and for a core whose
+ * libruby file is not at hand. Works from the mappings alone: no ELF needed.
  */
-static uint64_t scan_data(struct ruby_target *t, const struct elf_file *ef, size_t stride,
+static uint64_t scan_data(struct ruby_target *t, size_t stride,
 			  int (*check)(struct ruby_target *, uint64_t addr, const uint64_t *words))
 {
-	for (int s = 0; s < ef->nseg; s++) {
-		if (!ef->seg[s].writable || ef->seg[s].memsz > SCAN_MAX)
+	for (int i = 0; i < t->maps.n; i++) {
+		const struct map_entry *e = &t->maps.v[i];
+		if (strcmp(e->path, t->lib_path) || e->perms[1] != 'w')
 			continue;
-		uint64_t start = (t->bias + ef->seg[s].vaddr + 7) & ~7ULL, len = ef->seg[s].memsz & ~7ULL;
-		uint64_t *words = malloc(len);
+		uint64_t start = e->start, end = e->end;
+		if (i + 1 < t->maps.n && !t->maps.v[i + 1].path[0] && t->maps.v[i + 1].start == end &&
+		    t->maps.v[i + 1].perms[1] == 'w')
+			end = t->maps.v[i + 1].end; /* .bss beyond the file */
+		if (end - start > SCAN_MAX)
+			end = start + SCAN_MAX;
+		uint64_t *words = malloc(end - start);
 		if (!words)
 			return 0;
-		/* .bss may continue into an anonymous mapping: read mapping by mapping. */
-		uint64_t got = 0;
+		uint64_t got = 0, len = end - start;
 		while (got < len) {
-			const struct map_entry *e = maps_find(&t->maps, start + got);
-			if (!e)
+			const struct map_entry *m = maps_find(&t->maps, start + got);
+			if (!m)
 				break;
-			uint64_t n = e->end - (start + got) < len - got ? e->end - (start + got) : len - got;
+			uint64_t n = m->end - (start + got) < len - got ? m->end - (start + got) : len - got;
 			if (mem_read(&t->mem, start + got, (char *)words + got, n))
 				break;
 			got += n;
 		}
-		for (uint64_t i = 0; i + stride <= got / 8; i++) {
-			if (check(t, start + i * 8, words + i)) {
-				uint64_t found = start + i * 8;
+		for (uint64_t k = 0; k + stride <= got / 8; k++) {
+			if (check(t, start + k * 8, words + k)) {
 				free(words);
-				return found;
+				return start + k * 8;
 			}
 		}
 		free(words);
@@ -191,13 +230,13 @@ static int check_symbols(struct ruby_target *t, uint64_t addr, const uint64_t *w
 static int find_vm(struct ruby_target *t, struct elf_file *ef)
 {
 	uint64_t sym, vm;
-	if (!elf_lookup(ef, "ruby_current_vm_ptr", &sym, NULL) && !mem_read_u64(&t->mem, t->bias + sym, &vm) &&
+	if (ef && !elf_lookup(ef, "ruby_current_vm_ptr", &sym, NULL) && !mem_read_u64(&t->mem, t->bias + sym, &vm) &&
 	    vm_valid(t, vm)) {
 		t->vm = vm;
 		t->vm_how = "symbol";
 		return 0;
 	}
-	uint64_t at = scan_data(t, ef, 1, check_vm_ptr);
+	uint64_t at = scan_data(t, 1, check_vm_ptr);
 	if (!at || mem_read_u64(&t->mem, at, &t->vm))
 		return ERR_NO_VM;
 	t->vm_how = "scan";
@@ -207,11 +246,11 @@ static int find_vm(struct ruby_target *t, struct elf_file *ef)
 static void find_symbols(struct ruby_target *t, struct elf_file *ef)
 {
 	uint64_t sym;
-	if (!elf_lookup(ef, "ruby_global_symbols", &sym, NULL) && ruby_symbols_valid(t, t->bias + sym)) {
+	if (ef && !elf_lookup(ef, "ruby_global_symbols", &sym, NULL) && ruby_symbols_valid(t, t->bias + sym)) {
 		t->symbols = t->bias + sym;
 		return;
 	}
-	t->symbols = scan_data(t, ef, (size_t)(t->L->symbols_size / 8), check_symbols);
+	t->symbols = scan_data(t, (size_t)(t->L->symbols_size / 8), check_symbols);
 }
 
 static void set_read_lengths(struct ruby_target *t)
@@ -226,41 +265,78 @@ static void set_read_lengths(struct ruby_target *t)
 	t->th_read_len = (size_t)max + 8;
 }
 
-int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o)
+static void init_target(struct ruby_target *t, pid_t pid)
 {
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
-	mem_open_pid(&t->mem, pid);
 	map_init(&t->iseqs);
 	map_init(&t->ids);
 	map_init(&t->classes);
 	map_init(&t->mes);
+}
+
+/* Everything after the memory source and the mappings are set: image, version, layout, VM, symbols. */
+static int attach_image(struct ruby_target *t, const struct ruby_attach_opts *o)
+{
+	const char *forced = o ? o->version : NULL;
+	struct elf_file ef;
+	int have_elf = 0, err = find_ruby_image(t, &ef, &have_elf);
+	if (err && !(t->core && forced && t->lib_path[0] && err != ERR_NOT_RUBY)) {
+		if (t->core && err != ERR_NOT_RUBY)
+			t->missing = t->lib_path;
+		return err;
+	}
+	err = find_bias(t, have_elf ? &ef : NULL);
+	if (!err && have_elf)
+		err = read_symbol_string(t, &ef, "ruby_version", t->version, sizeof(t->version));
+	if (err == -EFAULT && t->core && forced)
+		err = 0; /* the core left the version string out and its file is not here: --ruby-version says */
+	else if (err == -ENOENT)
+		err = ERR_NOT_RUBY;
+	if (!err && !t->version[0] && forced)
+		snprintf(t->version, sizeof(t->version), "%s", forced);
+	if (!err) {
+		if (have_elf)
+			read_symbol_string(t, &ef, "ruby_description", t->description, sizeof(t->description));
+		err = choose_layout(t, forced);
+	}
+	if (!err) {
+		set_read_lengths(t);
+		err = find_vm(t, have_elf ? &ef : NULL);
+	}
+	if (!err)
+		find_symbols(t, have_elf ? &ef : NULL);
+	if (have_elf)
+		elf_close(&ef);
+	return err;
+}
+
+int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o)
+{
+	init_target(t, pid);
+	mem_open_pid(&t->mem, pid);
+	snprintf(t->root, sizeof(t->root), "/proc/%d/root", (int)pid);
 	int err = strtab_init(&t->strs);
 	if (!err)
 		err = task_exists(pid);
 	if (!err)
 		err = maps_read(pid, &t->maps);
-	if (err)
-		return err;
-	struct elf_file ef;
-	if ((err = find_ruby_image(t, &ef)))
-		return err;
-	err = find_bias(t, &ef);
+	return err ? err : attach_image(t, o);
+}
+
+int ruby_target_open_core(struct ruby_target *t, struct core *c, const struct ruby_attach_opts *o)
+{
+	init_target(t, c->pid);
+	t->core = c;
+	mem_open_core(&t->mem, c);
+	snprintf(t->root, sizeof(t->root), "%s", c->sysroot);
+	int err = strtab_init(&t->strs);
 	if (!err)
-		err = read_symbol_string(t, &ef, "ruby_version", t->version, sizeof(t->version));
-	if (err == -ENOENT)
-		err = ERR_NOT_RUBY;
-	if (!err) {
-		read_symbol_string(t, &ef, "ruby_description", t->description, sizeof(t->description));
-		err = choose_layout(t, o ? o->version : NULL);
-	}
-	if (!err) {
-		set_read_lengths(t);
-		err = find_vm(t, &ef);
-	}
+		err = core_maps(c, &t->maps);
 	if (!err)
-		find_symbols(t, &ef);
-	elf_close(&ef);
+		err = attach_image(t, o);
+	if (err && c->bad_file && !t->missing)
+		t->missing = c->bad_file;
 	return err;
 }
 

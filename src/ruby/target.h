@@ -14,6 +14,7 @@
 
 struct iseq_info;
 struct walk_cache;
+struct core;
 
 /*
  * Everything found once at attach time, plus the caches that make a
@@ -27,6 +28,9 @@ struct ruby_target {
 	char version[32];
 	char description[160];
 	char lib_path[PATH_MAX]; /* libruby, or the ruby executable when static */
+	char root[PATH_MAX];     /* where its files are seen from here: /proc/PID/root, or a core's sysroot */
+	struct core *core;       /* read from this core file, not a live process */
+	const char *missing;     /* a core's file that is needed and missing or changed (the core's path for it) */
 	uint64_t bias;           /* load bias of lib_path */
 	uint64_t vm;             /* rb_vm_t * */
 	uint64_t symbols;        /* &ruby_global_symbols, 0 if not found */
@@ -63,6 +67,14 @@ struct ruby_attach_opts {
  * ERR_UNSUPPORTED (t->version says which), ERR_NO_VM. The target is not stopped.
  */
 int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o);
+/*
+ * The same from a core file already opened (proc/core.h), whose files are
+ * read under its sysroot; c must outlive t. Where libruby's file is missing
+ * and o->version is given, reads on from the core alone (the VM and symbol
+ * table found by scanning). Errors as above, with t->missing naming a file
+ * the core needs that is missing (-ENOENT...) or changed (ERR_FILE_CHANGED).
+ */
+int ruby_target_open_core(struct ruby_target *t, struct core *c, const struct ruby_attach_opts *o);
 void ruby_target_detach(struct ruby_target *t);
 /* Drop every cache (after the target forks or execs, or to bound memory). */
 void ruby_target_flush(struct ruby_target *t);

@@ -262,6 +262,15 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 		}
 		return;
 	}
+	if (is->type == L->iseq_type_eval) {
+		/* Code run by eval: named after the method whose binding it runs in, as Ruby 3.4 does. */
+		uint64_t me = ep[0];
+		int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
+		uint32_t m = !ok && me ? method_name(t, me, 0) : 0;
+		if (m)
+			f->name = m;
+		return;
+	}
 	if (is->type != L->iseq_type_block && is->type != L->iseq_type_rescue && is->type != L->iseq_type_ensure)
 		return;
 	if (magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)) {
@@ -482,6 +491,7 @@ static int gather_eps(struct ruby_target *t, struct walk_cache *c, struct walk_s
 struct thread_read {
 	int nframes;
 	int retried, salvaged;
+	int unreadable; /* every control frame read as zeros */
 };
 
 /*
@@ -600,6 +610,11 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		w->vs_top = sp_max;
 		r->salvaged = torn;
 		r->nframes = name_frames(t, cfps, c->eps, n, skip, !torn, out);
+		/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
+		   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
+		r->unreadable = !r->nframes;
+		for (int i = 0; i < n && r->unreadable; i++)
+			r->unreadable = !word(cfps + (size_t)i * csz, L->cfp_ep) && !word(cfps + (size_t)i * csz, L->cfp_pc);
 		return 0;
 	}
 	return ERR_TORN;
@@ -621,8 +636,13 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		s->torn++;
 		return;
 	}
-	ts->tid = thread_tid(t, th);
-	ts->kstate = (flags & WALK_KSTATE) && ts->tid ? task_state(t->pid, ts->tid) : '?';
+	/*
+	 * The main thread is the process's first thread, whose tid is the pid:
+	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
+	 * parent's, and seen from outside a pid namespace it holds the inner one.
+	 */
+	ts->tid = ts->main && t->pid > 0 ? t->pid : thread_tid(t, th);
+	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
 	uint64_t name = word(th, L->th_name);
 	if (name != w->name_val) {
 		char nbuf[256];
@@ -636,6 +656,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	s->salvaged += (uint32_t)r->salvaged;
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
+	ts->unreadable = r->unreadable;
 	s->nframes_total += (uint32_t)r->nframes;
 	s->nthreads++;
 }

@@ -30,6 +30,7 @@ struct ruby_thread_sample {
 	int state;          /* enum thread_state */
 	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for */
 	int main;           /* the main thread */
+	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
 	int nframes;
 	struct ruby_frame *frames; /* innermost first, inside the sample's frame array */
 };

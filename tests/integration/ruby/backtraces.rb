@@ -1,0 +1,82 @@
+# backtraces.rb: threads parked at known places; their own Thread#backtrace_locations, written as JSON to
+# /tmp/rbscope-backtraces-PID.json, are what `rbscope snapshot` must agree with frame by frame
+# (tests/integration/cores.sh).
+require "json"
+
+def nap
+  sleep
+end
+
+def deep(n, q)
+  return q.pop if n == 0
+  deep(n - 1, q)
+end
+
+class Dyn
+  define_method(:dynamic) { sleep }
+
+  def method_missing(name, *args)
+    return super unless name == :ghost
+    sleep
+  end
+
+  def respond_to_missing?(name, priv = false)
+    name == :ghost || super
+  end
+end
+
+module Loud
+  def work
+    super
+  end
+end
+
+class Worker
+  prepend Loud
+
+  def work
+    sleep
+  end
+end
+
+module Shout
+  refine String do
+    def shout
+      sleep
+    end
+  end
+end
+
+using Shout
+
+class Evaluator
+  def run
+    eval("sleep", binding, "evaluated.rb", 7)
+  end
+end
+
+q = Queue.new
+threads = []
+threads << Thread.new { Thread.current.name = "sleeper"; nap }
+threads << Thread.new { Thread.current.name = "deep"; deep(20, q) }
+threads << Thread.new { Thread.current.name = "dynamic"; Dyn.new.dynamic }
+threads << Thread.new { Thread.current.name = "ghost"; Dyn.new.ghost }
+threads << Thread.new { Thread.current.name = "prepended"; Worker.new.work }
+threads << Thread.new { Thread.current.name = "refined"; "x".shout }
+threads << Thread.new { Thread.current.name = "evaluated"; Evaluator.new.run }
+threads << Thread.new { Thread.current.name = "blocks"; [1].each { [2].each { sleep } } }
+threads << Thread.new { Thread.current.name = "fiber"; Fiber.new { [3].map { sleep } }.resume }
+r, _w = IO.pipe
+threads << Thread.new { Thread.current.name = "reader"; r.read }
+
+# Wait until every thread is parked (sleeping or blocked), then let them describe themselves.
+sleep 0.05 until threads.all? { |t| t.status == "sleep" }
+sleep 0.2
+out = threads.map do |t|
+  { "name" => t.name,
+    "frames" => t.backtrace_locations.map { |l| [l.label, l.path, l.lineno] } }
+end
+File.write("/tmp/rbscope-backtraces-#{Process.pid}.json", JSON.generate(out))
+puts "ready"
+$stdout.flush
+sleep
