@@ -27,7 +27,7 @@ EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb s
 	src/agent/ring.h src/agent/hist.h
 EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
 
-.PHONY: all deps test unit integration asan fuzz bench demo install gem clean
+.PHONY: all deps test unit integration asan fuzz bench demo install gem clean check-cores
 all: deps $(BUILD)/rbscope $(EXT_SO)
 
 # Install missing Debian packages (a no-op when all are there). RBSCOPE_NO_DEPS=1 skips it.
@@ -92,6 +92,11 @@ $(abspath $(BUILD))/rbscope: $(BUILD)/rbscope
 
 bench: all
 	bench/run
+
+# Public core dumps of Rubies no binary here runs (tests/cores/README.md): CORES=rbspy-testdata's data/ folder.
+check-cores: all
+	@[ -n "$(CORES)" ] || { echo "usage: make check-cores CORES=DIR (rbspy-testdata's data/)" >&2; exit 2; }
+	tools/check-cores $(CORES)
 
 demo: all
 	@scripts/demo $(BUILD)/rbscope

@@ -88,10 +88,9 @@ int attach_or_report(struct ruby_target *t, int pid)
 				(long long)t->L->api_major, (long long)t->L->api_minor, t->L->version);
 		return 0;
 	}
-	if (err == ERR_UNSUPPORTED && builtin_attach.version) {
+	if (err == ERR_USAGE && builtin_attach.version) {
 		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
 		      ruby_layout_series());
-		err = ERR_USAGE;
 	} else if (err == ERR_UNSUPPORTED) {
 		err_report(err, "process %d runs Ruby %s", pid, t->version);
 		fprintf(stderr, "hint: rbscope has tables for Ruby %s and reads any Ruby whose libruby has DWARF; "

@@ -102,7 +102,10 @@ static int open_core(struct core *c, struct ruby_target *t, const char *path, co
 	err = ruby_target_open_core(t, c, &builtin_attach);
 	if (!err)
 		return 0;
-	if (t->missing && err != ERR_NOT_RUBY) {
+	if (err == ERR_USAGE && builtin_attach.version) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
+		      ruby_layout_series());
+	} else if (t->missing && err != ERR_NOT_RUBY) {
 		char host[8192];
 		core_host_path(c, t->missing, host, sizeof(host));
 		int why_err = c->bad_file && !strcmp(c->bad_file, t->missing) ? c->bad_file_err : err;
@@ -116,9 +119,6 @@ static int open_core(struct core *c, struct ruby_target *t, const char *path, co
 		err_report(err, "core '%s' is of Ruby %s", path, t->version);
 		fprintf(stderr, "hint: rbscope has tables for Ruby %s; --ruby-version X.Y.Z reads it with another "
 			"release's table\n", ruby_layout_series());
-	} else if (err == ERR_USAGE || (err == ERR_UNSUPPORTED && builtin_attach.version)) {
-		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
-		      ruby_layout_series());
 	} else {
 		err_report(err, "cannot read the Ruby in core '%s' (process %d, %s)", path, (int)c->pid, c->comm);
 	}

@@ -279,6 +279,8 @@ static void init_target(struct ruby_target *t, pid_t pid)
 static int attach_image(struct ruby_target *t, const struct ruby_attach_opts *o)
 {
 	const char *forced = o ? o->version : NULL;
+	if (forced && !ruby_layout_find(forced, NULL))
+		return ERR_USAGE; /* no table for the version asked for: nothing to try */
 	struct elf_file ef;
 	int have_elf = 0, err = find_ruby_image(t, &ef, &have_elf);
 	if (err && !(t->core && forced && t->lib_path[0] && err != ERR_NOT_RUBY)) {

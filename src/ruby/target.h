@@ -64,7 +64,8 @@ struct ruby_attach_opts {
  * read the version from the target's memory, choose the layout, find the
  * VM (exported pointer or validated scan) and the global symbol table.
  * o may be NULL. Returns 0 or ERR_NO_PROCESS, -EPERM, ERR_NOT_RUBY,
- * ERR_UNSUPPORTED (t->version says which), ERR_NO_VM. The target is not stopped.
+ * ERR_UNSUPPORTED (t->version says which), ERR_NO_VM, or ERR_USAGE when
+ * o->version names a release with no table. The target is not stopped.
  */
 int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attach_opts *o);
 /*

@@ -54,8 +54,10 @@ static void test_newer_patch_release(void **state)
 	assert_ptr_equal(l, ruby_layout_find("3.4.11", NULL));
 	assert_ptr_equal(ruby_layout_find("4.0.42p0", &how), ruby_layout_find("4.0.6", NULL));
 	assert_int_equal(how, LAYOUT_NEWER);
-	/* 4.0's two tables: the 4.0.0 one is not the 4.0.6 one */
-	assert_ptr_not_equal(ruby_layout_find("4.0.0", NULL), ruby_layout_find("4.0.6", NULL));
+	/* 4.0's two tables: 4.0.0 to 4.0.5 share one, 4.0.6 (rb_thread_t grew) has its own */
+	assert_ptr_equal(ruby_layout_find("4.0.0", NULL), ruby_layout_find("4.0.5", NULL));
+	assert_ptr_not_equal(ruby_layout_find("4.0.5", NULL), ruby_layout_find("4.0.6", NULL));
+	assert_int_equal(ruby_layout_find("4.0.6", NULL)->th_name - ruby_layout_find("4.0.5", NULL)->th_name, 8);
 }
 
 static void test_other_versions_have_none(void **state)
