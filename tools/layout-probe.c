@@ -251,6 +251,29 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_classext_iv_ptr NONE
 #endif
 
+/* 3.2 keeps a class's path in an ivar (__classpath__) whose slot only its shape tells. */
+#if V(3, 2) && !V(3, 3)
+#define F_vm_shape_list OFF(rb_vm_t, shape_list)
+#define F_shape_size ((long long)sizeof(rb_shape_t))
+#define F_shape_edge_name OFF(rb_shape_t, edge_name)
+#define F_shape_next_iv_index OFF(rb_shape_t, next_iv_index)
+#define F_shape_parent_id OFF(rb_shape_t, parent_id)
+#define F_shape_type OFF(rb_shape_t, type)
+#define F_shape_type_ivar SHAPE_IVAR
+#define F_shape_flag_shift SHAPE_FLAG_SHIFT
+#define F_shape_id_bits SHAPE_ID_NUM_BITS
+#else
+#define F_vm_shape_list NONE
+#define F_shape_size NONE
+#define F_shape_edge_name NONE
+#define F_shape_next_iv_index NONE
+#define F_shape_parent_id NONE
+#define F_shape_type NONE
+#define F_shape_type_ivar NONE
+#define F_shape_flag_shift NONE
+#define F_shape_id_bits NONE
+#endif
+
 #define F_st_entries OFF(st_table, entries)
 #define F_st_entries_start OFF(st_table, entries_start)
 #define F_st_entries_bound OFF(st_table, entries_bound)

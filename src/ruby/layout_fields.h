@@ -47,6 +47,9 @@
 	/* classes: the extension is a pointer (classext_ptr) or follows the RClass (classext_inline) */ \
 	X(rclass_size) X(classext_ptr) X(classext_inline) X(classext_iv_tbl) X(classext_iv_ptr) \
 	X(classext_classpath) X(classext_attached_object) \
+	/* object shapes, where a class's path is an ivar found through them (3.2: no classpath field) */ \
+	X(vm_shape_list) X(shape_size) X(shape_edge_name) X(shape_next_iv_index) X(shape_parent_id) \
+	X(shape_type) X(shape_type_ivar) X(shape_flag_shift) X(shape_id_bits) \
 	/* st_table */ \
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \

@@ -142,6 +142,27 @@ static int classext(struct ruby_target *t, uint64_t klass, uint64_t *ext)
 	return mem_read_u64(&t->mem, klass + (uint64_t)t->L->classext_ptr, ext);
 }
 
+/* Keep value if key is one of the hidden ivars that name a class: __classpath__, __tmp_classpath__, __attached__. */
+static void take_hidden_ivar(struct ruby_target *t, uint64_t key, uint64_t value, uint64_t *classpath, uint64_t *tmp,
+			     uint64_t *attached)
+{
+	if (!t->id_classpath || !t->id_attached || !t->id_tmp_classpath) {
+		const char *s = strtab_get(&t->strs, ruby_id_name(t, key));
+		if (!strcmp(s, "__classpath__"))
+			t->id_classpath = key;
+		else if (!strcmp(s, "__tmp_classpath__"))
+			t->id_tmp_classpath = key;
+		else if (!strcmp(s, "__attached__"))
+			t->id_attached = key;
+	}
+	if (key == t->id_classpath)
+		*classpath = value;
+	else if (key == t->id_tmp_classpath)
+		*tmp = value;
+	else if (key == t->id_attached)
+		*attached = value;
+}
+
 /* Look for the hidden instance variables of a class in its st_table (Rubies without a classpath field). */
 static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, uint64_t *attached)
 {
@@ -169,23 +190,48 @@ static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, 
 		uint64_t key, rec;
 		memcpy(&key, ebuf + i * esz + L->st_entry_key, 8);
 		memcpy(&rec, ebuf + i * esz + L->st_entry_record, 8);
-		if (!key || key == (uint64_t)L->qundef)
-			continue;
-		if (!t->id_classpath || !t->id_attached || !t->id_tmp_classpath) {
-			const char *s = strtab_get(&t->strs, ruby_id_name(t, key));
-			if (!strcmp(s, "__classpath__"))
-				t->id_classpath = key;
-			else if (!strcmp(s, "__tmp_classpath__"))
-				t->id_tmp_classpath = key;
-			else if (!strcmp(s, "__attached__"))
-				t->id_attached = key;
-		}
-		if (key == t->id_classpath)
-			*classpath = rec;
-		else if (key == t->id_tmp_classpath)
-			tmp = rec;
-		else if (key == t->id_attached)
-			*attached = rec;
+		if (key && key != (uint64_t)L->qundef)
+			take_hidden_ivar(t, key, rec, classpath, &tmp, attached);
+	}
+	if (!*classpath)
+		*classpath = tmp;
+	return 0;
+}
+
+#define SHAPE_HOPS 256 /* a class with more ivars than this keeps its path out of reach */
+
+/*
+ * The same through object shapes (3.2): the class's shape, from its flags,
+ * and its ancestors in the VM's shape list name each ivar and its slot in
+ * the classext's iv_ptr.
+ */
+static int class_ivar_shapes(struct ruby_target *t, uint64_t flags, uint64_t ext, uint64_t *classpath,
+			     uint64_t *attached)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t list, ivs, tmp = 0;
+	unsigned char sh[64];
+	if (L->shape_size > (int64_t)sizeof(sh) || L->shape_id_bits <= 0 || L->shape_id_bits > 32)
+		return ERR_UNSUPPORTED;
+	int err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_shape_list, &list);
+	err = err ?: mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_ptr, &ivs);
+	if (err || !list || !ivs)
+		return err ? err : -ENOENT;
+	uint64_t id = (flags >> L->shape_flag_shift) & ((1ULL << L->shape_id_bits) - 1);
+	for (int hop = 0; hop < SHAPE_HOPS && id; hop++) {
+		if ((err = mem_read(&t->mem, list + id * (uint64_t)L->shape_size, sh, (size_t)L->shape_size)))
+			return err;
+		uint64_t name, value;
+		uint32_t next, parent;
+		memcpy(&name, sh + L->shape_edge_name, 8);
+		memcpy(&next, sh + L->shape_next_iv_index, 4);
+		memcpy(&parent, sh + L->shape_parent_id, 4);
+		if (sh[L->shape_type] == L->shape_type_ivar && next > 0 &&
+		    !mem_read_u64(&t->mem, ivs + (uint64_t)(next - 1) * 8, &value))
+			take_hidden_ivar(t, name, value, classpath, &tmp, attached);
+		if (parent == id)
+			break;
+		id = parent;
 	}
 	if (!*classpath)
 		*classpath = tmp;
@@ -211,6 +257,8 @@ static uint32_t class_name_uncached(struct ruby_target *t, uint64_t klass, int *
 		mem_read_u64(&t->mem, ext + (uint64_t)L->classext_classpath, &classpath);
 		if (flags & (uint64_t)L->fl_singleton)
 			mem_read_u64(&t->mem, ext + (uint64_t)L->classext_attached_object, &attached);
+	} else if (L->vm_shape_list >= 0) {
+		class_ivar_shapes(t, flags, ext, &classpath, &attached);
 	} else {
 		class_ivar(t, ext, &classpath, &attached);
 	}

@@ -1,11 +1,11 @@
 # usdt.sh: USDT probes declared from Ruby (Rbscope::Provider), checked with readelf, bpftrace, `rbscope probes` and
-# `rbscope latency`, on real Ruby 3.1 (host) and 3.3 (chroot, with the gem installed there). Sourced by run.
+# `rbscope latency`, on real Ruby 3.1 (host), 3.3 and 3.4 (chroots, with the gem installed there). Sourced by run.
 ut=$top/tests/integration/ruby/usdt-target.rb
 uext=${RBSCOPE_EXT:-$top/build/ext}
 ugem=$work/rbscope.gem
 [ -s "$ugem" ] || (cd "$top" && gem build rbscope.gemspec --output "$ugem") >"$work/gem-build.log" 2>&1
 
-# start_usdt VER MODE [noproc]: the target; sets upid and uout (and uchild in fork mode). In the 3.3 chroot, /proc
+# start_usdt VER MODE [noproc]: the target; sets upid and uout (and uchild in fork mode). In a chroot, /proc
 # is mounted as everywhere in production (in a mount namespace of its own, gone with the process), unless noproc.
 start_usdt() {
 	local ver=$1 mode=$2
@@ -29,15 +29,15 @@ start_usdt() {
 bpf_skip=""
 command -v bpftrace >/dev/null || bpf_skip="bpftrace is not installed"
 
-for ver in 3.1 3.3; do
-	if [ $ver = 3.3 ]; then
-		uroot=$("$top/scripts/ruby-chroot" 3.3 2>"$work/chroot.err") || { skipped "usdt: ruby 3.3: no chroot"; continue; }
+for ver in 3.1 3.3 3.4; do
+	if [ $ver != 3.1 ]; then
+		uroot=$("$top/scripts/ruby-chroot" $ver 2>"$work/chroot.err") || { skipped "usdt: ruby $ver: no chroot"; continue; }
 		mkdir -p "$uroot/tmp/rbscope-it" && cp "$ut" "$ugem" "$uroot/tmp/rbscope-it/"
 		# The run's own gem, unless agent.sh installed this very one already.
 		installed=$(chroot "$uroot" gem contents rbscope 2>/dev/null | grep '/ext/rbscope/usdt.c$')
 		if [ -z "$installed" ] || ! cmp -s "$uroot$installed" "$top/ext/rbscope/usdt.c"; then
-			chroot "$uroot" gem install --local --no-document /tmp/rbscope-it/rbscope.gem >"$work/gem-33-usdt.log" 2>&1 ||
-				{ not_ok "usdt: ruby 3.3: the gem does not install: $(tail -c 300 "$work/gem-33-usdt.log")"; continue; }
+			chroot "$uroot" gem install --local --no-document /tmp/rbscope-it/rbscope.gem >"$work/gem-$ver-usdt.log" 2>&1 ||
+				{ not_ok "usdt: ruby $ver: the gem does not install: $(tail -c 300 "$work/gem-$ver-usdt.log")"; continue; }
 		fi
 	fi
 	start_usdt $ver plain || continue
@@ -141,7 +141,7 @@ for ver in 3.1 3.3; do
 	stop_ruby $p
 
 	# A fork's child keeps working probes (its own channel and semaphores).
-	if [ $ver = 3.3 ] || ruby -e 'exit(Process.respond_to?(:_fork) ? 0 : 1)'; then
+	if [ $ver != 3.1 ] || ruby -e 'exit(Process.respond_to?(:_fork) ? 0 : 1)'; then
 		start_usdt $ver fork && {
 			"$RBSCOPE" latency -p $uchild rbtest:req -d 1.5 --json >"$work/latc" 2>"$work/latc.err"
 			check "usdt: ruby $ver: a forked child's probe fires under rbscope latency" \
@@ -170,10 +170,10 @@ for ver in 3.1 3.3; do
 	fi
 
 	# Without /proc (a bare chroot) the object is loaded from a file in the agent's directory instead of a memfd.
-	if [ $ver = 3.3 ]; then
+	if [ $ver != 3.1 ]; then
 		start_usdt $ver plain noproc && {
 			"$RBSCOPE" latency -p $upid rbtest_lat:work -d 1.5 --json >"$work/latn" 2>"$work/latn.err"
-			check "usdt: ruby 3.3 without /proc: the probes load from a file and fire" \
+			check "usdt: ruby $ver without /proc: the probes load from a file and fire" \
 				ruby -rjson -e 'exit(JSON.parse(File.readlines(ARGV[0]).last)["count"] > 10 ? 0 : 1)' "$work/latn"
 			stop_ruby $upid
 		}
