@@ -42,13 +42,29 @@ struct output_format;
 int parse_min_width(const char *s);
 /*
  * Settle *fmt (given, else from *path's ending, else flamegraph) and *path:
- * with no path, a non-text format and a terminal on stdout, stem + the
- * format's ending, made in buf.
+ * with no path, a non-text format, a terminal on stdout and a stem, stem +
+ * the format's ending, made in buf. A path whose ending names no format (and
+ * no -f) is an error: 0 or EXIT_USAGE, printed.
  */
-void choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
-/* Write p in fmt to path (stdout when NULL), flushed and closed; the exit code, errors reported. */
+int choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
+/*
+ * An output file opened (and so checked) before a recording starts, but not
+ * truncated until outfile_begin(): a recording that never starts leaves a file
+ * that was there as it was, and removes one it created (outfile_abandon).
+ * path NULL is stdout. Each returns 0 or an exit code, errors printed.
+ */
+struct outfile {
+	const char *path;
+	FILE *f;
+	int created, begun;
+};
+int outfile_open(struct outfile *o, const char *path);
+int outfile_begin(struct outfile *o);
+void outfile_abandon(struct outfile *o);
+/* Write p in fmt to path (stdout when NULL), or to o, flushed and closed; the exit code, errors reported. */
 struct profile;
 int write_profile(const struct output_format *fmt, const struct profile *p, const char *path);
+int write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o);
 /* `rbscope help formats` */
 void list_formats(FILE *f);
 
@@ -62,5 +78,7 @@ struct ruby_target;
 struct ruby_attach_opts;
 extern struct ruby_attach_opts builtin_attach;
 int attach_or_report(struct ruby_target *t, int pid);
+/* A hint on stderr naming pid's Ruby descendants, which the command left out, and the remedy. */
+void hint_children(int pid, const char *remedy);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "builtin.h"
 #include "lib/err.h"
+#include "proc/task.h"
 #include "ruby/target.h"
 
 #ifndef RBSCOPE_VERSION
@@ -100,6 +101,26 @@ int attach_or_report(struct ruby_target *t, int pid)
 	}
 	ruby_target_detach(t);
 	return err_exit_code(err);
+}
+
+void hint_children(int pid, const char *remedy)
+{
+	pid_t kids[256];
+	int n = task_descendants(pid, kids, 256), shown = 0, total = 0;
+	char list[512] = "";
+	for (int i = 0; i < n; i++) {
+		if (!ruby_process_likely(kids[i]))
+			continue;
+		if (++total > 6)
+			continue;
+		char cmd[64] = "";
+		task_cmdline(kids[i], cmd, sizeof(cmd));
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%d %s", shown++ ? ", " : "", (int)kids[i], cmd);
+	}
+	if (total)
+		fprintf(stderr, "hint: process %d has %d Ruby child process%s (%s%s), not read: %s\n", pid, total,
+			total == 1 ? "" : "es", list, total > shown ? ", ..." : "", remedy);
 }
 
 static const struct command *find(const char *name)

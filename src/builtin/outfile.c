@@ -1,8 +1,10 @@
 /* outfile.c: the output choices record and report share: format, destination file, flame graph width. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,17 +24,64 @@ int parse_min_width(const char *s)
 	return 0;
 }
 
-void choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
+int choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
 {
-	if (!*fmt && *path)
-		*fmt = output_for_path(*path);
+	if (!*fmt && *path && !(*fmt = output_for_path(*path)) && strncmp(*path, "/dev/", 5)) {
+		error("cannot tell a format from the name '%s': end it in .svg, .html, .speedscope.json, .gecko.json, "
+		      ".pb.gz, .collapsed, .summary.txt, .lines.txt or name it callgrind.out.*, or give -f FORMAT "
+		      "(`rbscope help formats`)", *path);
+		return EXIT_USAGE;
+	}
 	if (!*fmt)
 		*fmt = output_find("flamegraph");
-	if (*path || output_text(*fmt) || !isatty(1))
-		return;
+	if (*path || output_text(*fmt) || !isatty(1) || !stem)
+		return 0;
 	/* An SVG or a protobuf on a terminal helps nobody: write a file and say where. */
 	snprintf(buf, cap, "%s%s", stem, output_suffix(*fmt));
 	*path = buf;
+	return 0;
+}
+
+int outfile_open(struct outfile *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	if (!path) {
+		o->f = stdout;
+		return 0;
+	}
+	struct stat st;
+	o->created = stat(path, &st) != 0;
+	/* Not truncated yet: a recording that fails to start leaves what the file held. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		err_report(-e, "cannot write '%s'", path);
+		return EXIT_OUTPUT; /* whatever the reason: the output cannot be written */
+	}
+	return 0;
+}
+
+int outfile_begin(struct outfile *o)
+{
+	if (!o->path || o->begun)
+		return 0;
+	o->begun = 1;
+	if (ftruncate(fileno(o->f), 0) && errno != EINVAL) /* EINVAL: a device or a pipe */
+		return err_report(-errno, "cannot write '%s'", o->path);
+	return 0;
+}
+
+void outfile_abandon(struct outfile *o)
+{
+	if (!o->path || !o->f)
+		return;
+	fclose(o->f);
+	o->f = NULL;
+	if (o->created && !o->begun)
+		unlink(o->path);
 }
 
 void list_formats(FILE *f)
@@ -44,17 +93,28 @@ void list_formats(FILE *f)
 		   ".pb.gz, callgrind.out.*, .collapsed; anything else gets a flame graph.\n");
 }
 
+int write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o)
+{
+	const char *name = o->path ? o->path : "stdout";
+	int err = outfile_begin(o);
+	if (err)
+		return err;
+	errno = 0;
+	err = fmt->write(p, o->f);
+	/* The stream's error flag too: a failed write inside the writer leaves nothing to flush. */
+	if (!err && (fflush(o->f) || ferror(o->f)))
+		err = -(errno ?: EIO);
+	if (o->path) {
+		if (fclose(o->f) && !err)
+			err = -errno;
+		o->f = NULL;
+	}
+	return err ? err_report(err, "cannot write the profile to '%s'", name) : EXIT_OK;
+}
+
 int write_profile(const struct output_format *fmt, const struct profile *p, const char *path)
 {
-	FILE *f = path ? fopen(path, "w") : stdout;
-	if (!f)
-		return err_report(-errno, "cannot write '%s'", path);
-	errno = 0;
-	int err = fmt->write(p, f);
-	/* The stream's error flag too: a failed write inside the writer leaves nothing to flush. */
-	if (!err && (fflush(f) || ferror(f)))
-		err = -(errno ?: EIO);
-	if (path && fclose(f) && !err)
-		err = -errno;
-	return err ? err_report(err, "cannot write the profile to '%s'", path ? path : "stdout") : EXIT_OK;
+	struct outfile o;
+	int rc = outfile_open(&o, path);
+	return rc ? rc : write_profile_to(fmt, p, &o);
 }

@@ -163,39 +163,41 @@ static void status_line(const struct procset *ps, uint64_t elapsed, int final)
 		(unsigned long long)s.errors, final ? "\n" : "   ");
 }
 
-static int write_outputs(const struct record_opts *o, const struct profile *p)
+/* A cheap generator for the ticks' phases (xorshift64*): no two recordings alike, nothing to seed by hand. */
+static uint64_t next_random(uint64_t *state)
 {
-	int err = 0;
-	if (o->raw) {
-		FILE *f = fopen(o->raw, "wb");
-		if (!f)
-			return err_report(-errno, "cannot write '%s'", o->raw);
-		err = profile_write_raw(p, f);
-		if (fclose(f) && !err)
-			err = -errno;
-		if (err)
-			return err_report(err, "cannot write '%s'", o->raw);
-	}
-	if (o->output && o->output_made)
-		fprintf(stderr, "rbscope: writing %s to %s\n", o->format->name, o->output);
-	return write_profile(o->format, p, o->output);
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dULL;
 }
 
-static int sample_loop(const struct record_opts *o, struct procset *ps, int *gone)
+#define RAW_FLUSH_NS 1000000000ULL /* --raw: written out at least once a second */
+#define RAW_FLUSH_SAMPLES 65536    /* or when this many samples wait */
+
+/*
+ * Sample at o->rate on average, one tick somewhere in each period, at a
+ * random phase: a fixed phase would see a workload whose period the rate
+ * divides at the same point every time (a 10 ms cycle at 100 Hz: one phase).
+ */
+static int sample_loop(const struct record_opts *o, struct procset *ps, struct raw_writer *raw, int *gone)
 {
 	struct profile *p = ps->profile;
-	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), next = start, last_status = start;
+	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), period = start, last_status = start;
+	uint64_t last_flush = start, rnd = start ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	int tty = isatty(2), consecutive_errors = 0;
+	int tty = isatty(2), consecutive_errors = 0, err;
+	if (raw && (err = raw_writer_start(raw, raw->f, p)))
+		return err_report(err, "cannot write '%s'", o->raw);
 	while (!builtin_stop) {
 		uint64_t now = sampler_now();
 		if (now >= end)
 			break;
 		procset_discover(ps, now);
-		int err = procset_tick(ps, now - start);
+		err = procset_tick(ps, now - start);
 		if (err == ERR_GONE) {
 			*gone = 1;
 			break;
@@ -208,13 +210,19 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, int *gon
 			status_line(ps, now - start, 0);
 			last_status = now;
 		}
-		next += interval;
-		now = sampler_now();
-		if (next < now) { /* fell behind: skip the ticks we missed and count them */
-			uint64_t missed = (now - next) / interval;
-			p->dropped += missed;
-			next += missed * interval;
+		if (raw && (now - last_flush >= RAW_FLUSH_NS || p->nsamples >= RAW_FLUSH_SAMPLES)) {
+			if ((err = raw_writer_flush(raw, p, p->keep_samples_all)))
+				return err_report(err, "cannot write '%s'", o->raw);
+			last_flush = now;
 		}
+		period += interval;
+		now = sampler_now();
+		if (period + interval <= now) { /* fell behind: skip the periods we missed and count them */
+			uint64_t missed = (now - period) / interval;
+			p->dropped += missed;
+			period += missed * interval;
+		}
+		uint64_t next = period + next_random(&rnd) % interval;
 		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !builtin_stop)
 			;
@@ -223,28 +231,50 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, int *gon
 	return 0;
 }
 
+/* The status to exit with for a command rbscope started: its own, as a shell reports it. */
+static int command_status(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_FAILURE_;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* The outputs first: a name that says no format, or a file that cannot be written, ends it now. */
+	if ((rc = choose_output(&o.format, &o.output, NULL, NULL, 0)))
+		return rc;
+	struct outfile out = { 0 }, raw_out = { 0 };
+	if ((o.output && (rc = outfile_open(&out, o.output))) || (o.raw && (rc = outfile_open(&raw_out, o.raw)))) {
+		outfile_abandon(&out);
+		return rc;
+	}
 	builtin_catch_stop();
 	struct ruby_target t;
 	rc = o.command ? spawn_and_attach(&o, &t) : attach_or_report(&t, o.pid);
-	if (rc)
+	if (rc) {
+		outfile_abandon(&out);
+		outfile_abandon(&raw_out);
 		return rc;
-	char stem[48];
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o.pid);
-	strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
-	const char *made = o.output;
-	choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
-	o.output_made = o.output != made;
+	}
+	if (!o.output) {
+		/* No -o: standard output, or a file named after the process when that is a terminal. */
+		char stem[48];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o.pid);
+		strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
+		choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
+		o.output_made = o.output != NULL;
+		if ((rc = outfile_open(&out, o.output)))
+			goto out_target;
+	}
 	struct profile p;
 	struct procset ps;
+	struct raw_writer raw;
 	int err = profile_init(&p);
 	procset_init(&ps, &p);
 	ps.follow = o.subprocesses;
@@ -252,35 +282,47 @@ int cmd_record(int argc, char **argv)
 	ps.on_cpu = o.on_cpu;
 	ps.blocking = o.blocking;
 	ps.verbose = isatty(2);
+	ps.attach = &builtin_attach;
 	err = err ?: procset_add(&ps, o.pid, &t);
 	if (err) {
 		procset_free(&ps);
-		ruby_target_detach(&t);
 		profile_free(&p);
-		if (o.command) {
-			kill(o.pid, SIGTERM);
-			waitpid(o.pid, NULL, 0);
-		}
-		return err_report(err, o.blocking ? "cannot stop process %d's threads (--blocking)" : "cannot record process %d",
-				  o.pid);
+		rc = err_report(err, o.blocking ? "cannot stop process %d's threads (--blocking)" : "cannot record process %d",
+				o.pid);
+		goto out_target;
 	}
 	p.pid = o.pid;
 	p.rate_hz = (uint32_t)o.rate;
+	/* Samples are held for a format that shows them in time (a timeline), else only counted. */
+	p.keep_samples_all = o.format->needs_samples;
 	p.keep_samples = o.raw != NULL || o.format->needs_samples;
 	char cmdline[1024] = "";
 	task_cmdline(o.pid, cmdline, sizeof(cmdline));
 	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
 	p.ruby_version = (uint32_t)strtab_intern(&p.strs, t.version, strlen(t.version));
 	int gone = 0;
-	rc = sample_loop(&o, &ps, &gone);
+	raw.f = raw_out.f;
+	rc = o.raw ? outfile_begin(&raw_out) : 0;
+	rc = rc ?: sample_loop(&o, &ps, o.raw ? &raw : NULL, &gone);
 	struct sampler sum;
 	procset_totals(&ps, &sum);
 	p.errors = sum.errors;
 	p.torn = sum.torn;
 	if (isatty(2))
 		fputc('\n', stderr);
-	if (!rc)
-		rc = write_outputs(&o, &p);
+	if (o.raw) {
+		if (!rc && (err = raw_writer_finish(&raw, &p, 1)))
+			rc = err_report(err, "cannot write '%s'", o.raw);
+		raw_writer_free(&raw);
+		if (fclose(raw_out.f) && !rc)
+			rc = err_report(-errno, "cannot write '%s'", o.raw);
+		raw_out.f = NULL;
+	}
+	if (!rc) {
+		if (o.output_made)
+			fprintf(stderr, "rbscope: writing %s to %s\n", o.format->name, o.output);
+		rc = write_profile_to(o.format, &p, &out);
+	}
 	status_line(&ps, p.duration_ns, 1);
 	fprintf(stderr,
 		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples\n",
@@ -289,14 +331,28 @@ int cmd_record(int argc, char **argv)
 	if (ps.follow)
 		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
 			ps.followed == 1 ? "" : "es");
+	else
+		hint_children(o.pid, "-s/--subprocesses samples them too");
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o.pid);
 	if (o.command) {
+		int status = 0;
 		if (!gone)
 			kill(o.pid, SIGTERM);
-		waitpid(o.pid, NULL, 0);
+		if (waitpid(o.pid, &status, 0) == o.pid && gone && !rc)
+			rc = command_status(status); /* the command's own status, once its profile is written */
 	}
 	procset_free(&ps);
 	profile_free(&p);
+	outfile_abandon(&out);
+	return rc;
+out_target:
+	ruby_target_detach(&t);
+	if (o.command) {
+		kill(o.pid, SIGTERM);
+		waitpid(o.pid, NULL, 0);
+	}
+	outfile_abandon(&out);
+	outfile_abandon(&raw_out);
 	return rc;
 }

@@ -63,20 +63,26 @@ int cmd_report(int argc, char **argv)
 	snprintf(stem, sizeof(stem), "%.*s", (int)(strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".raw") ?
 						     strlen(base) - 4 : strlen(base)), base);
 	const char *given = output;
-	choose_output(&format, &output, strcmp(input, "-") ? stem : "rbscope", made, sizeof(made));
+	rc = choose_output(&format, &output, strcmp(input, "-") ? stem : "rbscope", made, sizeof(made));
+	if (rc)
+		return rc;
 	if (output != given)
 		fprintf(stderr, "rbscope: writing %s to %s\n", format->name, output);
 	FILE *in = strcmp(input, "-") ? fopen(input, "rb") : stdin;
 	if (!in)
 		return err_report(-errno, "cannot open '%s'", input);
 	struct profile p;
-	int err = profile_read_raw(&p, in);
+	int cut_short = 0;
+	int err = profile_read_raw(&p, in, &cut_short);
 	if (in != stdin)
 		fclose(in);
 	if (err) {
 		profile_free(&p);
 		return err_report(err == ERR_BAD_FILE ? ERR_BAD_FILE : err, "cannot read recording '%s'", input);
 	}
+	if (cut_short)
+		fprintf(stderr, "rbscope: note: '%s' ends early (its recording was stopped before it finished): "
+			"%llu samples, %.1f s\n", input, (unsigned long long)p.nsamples, (double)p.duration_ns / 1e9);
 	int code = write_profile(format, &p, output);
 	profile_free(&p);
 	return code;

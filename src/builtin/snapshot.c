@@ -176,6 +176,8 @@ int cmd_snapshot(int argc, char **argv)
 		else
 			print_text(&t, s);
 		rc = fflush(stdout) ? err_report(-errno, "cannot write the snapshot") : EXIT_OK;
+		if (!core_path)
+			hint_children(pid, "`rbscope snapshot -p CHILD` reads each");
 	}
 	free(s);
 	ruby_target_detach(&t);

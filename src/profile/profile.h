@@ -59,6 +59,7 @@ struct profile {
 	uint32_t command;      /* strtab id */
 	uint64_t errors, torn, dropped;
 	int keep_samples;      /* record each sample, not only per-stack counts */
+	int keep_samples_all;  /* and hold them all: a --raw writer drops what it wrote otherwise */
 };
 
 int profile_init(struct profile *p);
@@ -76,8 +77,24 @@ const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */
 uint64_t profile_total(const struct profile *p);
 
-/* Write and read the --raw format; read returns ERR_BAD_FILE for anything malformed. */
-int profile_write_raw(const struct profile *p, FILE *f);
-int profile_read_raw(struct profile *p, FILE *f);
+/*
+ * The --raw format, written as the recording goes (raw.c): start, then flush
+ * now and then (what was interned and sampled since the last flush; samples
+ * are dropped from memory unless keep_samples), finish at the end. A file
+ * whose writer was stopped before finish() reads up to its last flush.
+ */
+struct raw_writer {
+	FILE *f;
+	uint64_t arena, pool, samples, samples_dropped;
+	uint32_t frames, stacks, ruby_version, command;
+	uint32_t *thread_names, threads_cap; /* each thread's name as last written (~0: not yet) */
+	int meta;
+};
+int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p);
+int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples);
+int raw_writer_finish(struct raw_writer *w, struct profile *p, int keep_samples);
+void raw_writer_free(struct raw_writer *w);
+/* Read a --raw file; ERR_BAD_FILE for anything malformed; *cut_short when its writer never finished. */
+int profile_read_raw(struct profile *p, FILE *f, int *cut_short);
 
 #endif

@@ -1,4 +1,4 @@
-/* raw.c: the --raw recording format: every sample with its time and thread, written once, read by report. */
+/* raw.c: the --raw recording format: written as the recording goes, read back whole by `rbscope report`. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,19 +7,21 @@
 #include "profile.h"
 
 /*
- * Layout, little-endian, all counts before their arrays:
- *   "RBSCRAW2"
- *   u32 pid, u32 rate_hz, u64 duration_ns, u64 start_ns, u64 errors, u64 torn, u64 dropped
- *   u32 ruby_version, u32 command           (string ids)
- *   u64 n, n bytes                          (the string arena; ids are offsets into it)
- *   u32 n, n x {u32 name, u32 path, i32 line, u32 kind}
- *   u64 n, n x u32                          (stack pool: frame ids, root first)
- *   u32 n, n x {u32 start, u32 len, u64 count}
- *   u64 n, n x {u64 t_ns, i32 tid, u32 stack}
- *   u32 n, n x {i32 tid, u32 name}
- *   "RBSCEND2"
+ * Version 3, little-endian: "RBSCRAW3", u32 pid, u32 rate_hz, u64 start_ns,
+ * then records { u8 tag, u64 length, length bytes } until the end record:
+ *   'S' string arena bytes, appended (string ids are offsets into the arena)
+ *   'F' frames {u32 name, u32 path, i32 line, u32 kind}, appended
+ *   'P' stack pool, u32 frame ids (root first), appended
+ *   'K' stacks {u32 start, u32 len}, appended (counts come from the samples)
+ *   'T' a thread {i32 tid, u32 name}: new, or named since
+ *   'M' {u32 ruby_version, u32 command} string ids
+ *   'D' samples {u64 t_ns, i32 tid, u32 stack}, in time order
+ *   'E' {u64 duration_ns, errors, torn, dropped}, then "RBSCEND3"
+ * A file whose writer was killed ends before 'E': everything before it reads.
+ * Version 2 (one block of everything, "RBSCRAW2" ... "RBSCEND2") is still read.
  */
-static const char MAGIC[8] = "RBSCRAW2", TRAILER[8] = "RBSCEND2";
+static const char MAGIC2[8] = "RBSCRAW2", TRAILER2[8] = "RBSCEND2";
+static const char MAGIC3[8] = "RBSCRAW3", TRAILER3[8] = "RBSCEND3";
 #define RAW_MAX_BYTES (1ULL << 34)
 
 static int put(FILE *f, const void *p, size_t n)
@@ -29,36 +31,103 @@ static int put(FILE *f, const void *p, size_t n)
 
 #define PUT(f, v) put(f, &(v), sizeof(v))
 
-int profile_write_raw(const struct profile *p, FILE *f)
+static int record(FILE *f, char tag, const void *data, uint64_t len)
 {
+	int err = put(f, &tag, 1);
+	err = err ?: PUT(f, len);
+	return err ?: put(f, data, len);
+}
+
+int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = f;
 	uint32_t pid = (uint32_t)p->pid;
-	uint64_t arena = p->strs.arena.len;
-	int err = put(f, MAGIC, 8);
+	int err = put(f, MAGIC3, 8);
 	err = err ?: PUT(f, pid);
 	err = err ?: PUT(f, p->rate_hz);
-	err = err ?: PUT(f, p->duration_ns);
 	err = err ?: PUT(f, p->start_ns);
-	err = err ?: PUT(f, p->errors);
-	err = err ?: PUT(f, p->torn);
-	err = err ?: PUT(f, p->dropped);
-	err = err ?: PUT(f, p->ruby_version);
-	err = err ?: PUT(f, p->command);
-	err = err ?: PUT(f, arena);
-	err = err ?: put(f, p->strs.arena.data, arena);
-	err = err ?: PUT(f, p->nframes);
-	err = err ?: put(f, p->frames, p->nframes * sizeof(*p->frames));
-	err = err ?: PUT(f, p->pool_len);
-	err = err ?: put(f, p->pool, p->pool_len * sizeof(*p->pool));
-	err = err ?: PUT(f, p->nstacks);
-	err = err ?: put(f, p->stacks, p->nstacks * sizeof(*p->stacks));
-	err = err ?: PUT(f, p->nsamples);
-	err = err ?: put(f, p->samples, p->nsamples * sizeof(*p->samples));
-	err = err ?: PUT(f, p->nthreads);
-	err = err ?: put(f, p->threads, p->nthreads * sizeof(*p->threads));
-	err = err ?: put(f, TRAILER, 8);
+	return err;
+}
+
+int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples)
+{
+	FILE *f = w->f;
+	int err = 0;
+	if (p->strs.arena.len > w->arena)
+		err = record(f, 'S', p->strs.arena.data + w->arena, p->strs.arena.len - w->arena);
+	w->arena = err ? w->arena : p->strs.arena.len;
+	if (!err && (p->ruby_version != w->ruby_version || p->command != w->command || !w->meta)) {
+		uint32_t m[2] = { p->ruby_version, p->command };
+		err = record(f, 'M', m, sizeof(m));
+		w->ruby_version = p->ruby_version;
+		w->command = p->command;
+		w->meta = 1;
+	}
+	if (!err && p->nframes > w->frames)
+		err = record(f, 'F', p->frames + w->frames, (p->nframes - w->frames) * sizeof(*p->frames));
+	w->frames = err ? w->frames : p->nframes;
+	if (!err && p->pool_len > w->pool)
+		err = record(f, 'P', p->pool + w->pool, (p->pool_len - w->pool) * sizeof(*p->pool));
+	w->pool = err ? w->pool : p->pool_len;
+	if (!err && p->nstacks > w->stacks) {
+		uint32_t n = p->nstacks - w->stacks, *k = malloc((size_t)n * 2 * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < n; i++) {
+			k[2 * i] = p->stacks[w->stacks + i].start;
+			k[2 * i + 1] = p->stacks[w->stacks + i].len;
+		}
+		err = record(f, 'K', k, (uint64_t)n * 2 * sizeof(*k));
+		free(k);
+		w->stacks = err ? w->stacks : p->nstacks;
+	}
+	/* Threads: new ones, and ones named since (a name is given once, see profile_thread). */
+	if (!err && p->nthreads > w->threads_cap) {
+		uint32_t *names = realloc(w->thread_names, p->nthreads * sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		memset(names + w->threads_cap, 0xff, (p->nthreads - w->threads_cap) * sizeof(*names));
+		w->thread_names = names;
+		w->threads_cap = p->nthreads;
+	}
+	for (uint32_t i = 0; !err && i < p->nthreads; i++) {
+		if (w->thread_names[i] == p->threads[i].name)
+			continue;
+		err = record(f, 'T', &p->threads[i], sizeof(p->threads[i]));
+		w->thread_names[i] = err ? w->thread_names[i] : p->threads[i].name;
+	}
+	if (!err && p->nsamples > w->samples)
+		err = record(f, 'D', p->samples + w->samples, (p->nsamples - w->samples) * sizeof(*p->samples));
+	if (!err)
+		w->samples = p->nsamples;
 	if (!err && fflush(f))
 		err = -errno;
+	if (!err && !keep_samples) {
+		/* Written: no need to hold them (an hour at 999 Hz would be hundreds of MB). */
+		w->samples_dropped += p->nsamples;
+		p->nsamples = w->samples = 0;
+	}
 	return err;
+}
+
+int raw_writer_finish(struct raw_writer *w, struct profile *p, int keep_samples)
+{
+	int err = raw_writer_flush(w, p, keep_samples);
+	uint64_t e[4] = { p->duration_ns, p->errors, p->torn, p->dropped };
+	err = err ?: record(w->f, 'E', e, sizeof(e));
+	err = err ?: put(w->f, TRAILER3, 8);
+	if (!err && fflush(w->f))
+		err = -errno;
+	free(w->thread_names);
+	w->thread_names = NULL;
+	return err;
+}
+
+void raw_writer_free(struct raw_writer *w)
+{
+	free(w->thread_names);
+	w->thread_names = NULL;
 }
 
 static int get(FILE *f, void *p, size_t n)
@@ -109,16 +178,22 @@ static int validate(const struct profile *p)
 	return 0;
 }
 
-int profile_read_raw(struct profile *p, FILE *f)
+static void set_caps(struct profile *p)
 {
-	char magic[8];
+	p->frames_cap = p->nframes;
+	p->pool_cap = p->pool_len;
+	p->stacks_cap = p->nstacks;
+	p->samples_cap = p->nsamples;
+	p->threads_cap = p->nthreads;
+	p->keep_samples = 1;
+}
+
+static int read_v2(struct profile *p, FILE *f)
+{
 	uint32_t pid;
 	uint64_t arena;
-	int err = profile_init(p);
-	err = err ?: get(f, magic, 8);
-	if (!err && memcmp(magic, MAGIC, 8))
-		err = ERR_BAD_FILE;
-	err = err ?: GET(f, pid);
+	char magic[8];
+	int err = GET(f, pid);
 	err = err ?: GET(f, p->rate_hz);
 	err = err ?: GET(f, p->duration_ns);
 	err = err ?: GET(f, p->start_ns);
@@ -146,16 +221,142 @@ int profile_read_raw(struct profile *p, FILE *f)
 	err = err ?: GET(f, p->nthreads);
 	err = err ?: get_array(f, (void **)&p->threads, p->nthreads, sizeof(*p->threads));
 	err = err ?: get(f, magic, 8);
-	if (!err && memcmp(magic, TRAILER, 8))
+	if (!err && memcmp(magic, TRAILER2, 8))
 		err = ERR_BAD_FILE;
+	p->pid = (int)pid;
+	set_caps(p);
+	return err;
+}
+
+/*
+ * Append len bytes read from f to the array *v holding *have items of size
+ * bytes. With partial, a record the file ends inside keeps its whole items
+ * (the samples of a recorder killed while writing them) and says it was cut.
+ */
+static int append(FILE *f, void **v, uint64_t *have, uint64_t len, size_t size, int partial)
+{
+	if (len % size || len > RAW_MAX_BYTES || *have + len / size > RAW_MAX_BYTES / size)
+		return ERR_BAD_FILE;
+	void *grown = realloc(*v, (*have + len / size) * size + 1);
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	size_t got = fread((char *)grown + *have * size, size, (size_t)(len / size), f);
+	if (got == len / size || partial)
+		*have += got;
+	return got == len / size ? 0 : ERR_BAD_FILE;
+}
+
+static int read_v3(struct profile *p, FILE *f, int *cut_short)
+{
+	uint32_t pid;
+	int err = GET(f, pid);
+	err = err ?: GET(f, p->rate_hz);
+	err = err ?: GET(f, p->start_ns);
+	if (err)
+		return err;
+	p->pid = (int)pid;
+	buf_free(&p->strs.arena);
+	uint64_t arena = 0, nframes = 0, nstacks = 0, nthreads = 0;
+	void *adata = NULL;
+	*cut_short = 1;
+	for (;;) {
+		char tag;
+		uint64_t len;
+		if (get(f, &tag, 1) || GET(f, len))
+			break; /* no end record: the writer was stopped (or the file cut) */
+		if (tag == 'S') {
+			err = append(f, &adata, &arena, len, 1, 0);
+		} else if (tag == 'F') {
+			err = append(f, (void **)&p->frames, &nframes, len, sizeof(*p->frames), 0);
+		} else if (tag == 'P') {
+			err = append(f, (void **)&p->pool, &p->pool_len, len, sizeof(*p->pool), 0);
+		} else if (tag == 'K') {
+			uint32_t *k = NULL;
+			uint64_t nk = 0;
+			err = append(f, (void **)&k, &nk, len, 2 * sizeof(*k), 0);
+			if (!err && nstacks + nk > UINT32_MAX)
+				err = ERR_BAD_FILE;
+			struct profile_stack *st = err ? NULL : realloc(p->stacks, (nstacks + nk + 1) * sizeof(*st));
+			if (!err && !st)
+				err = -ENOMEM;
+			for (uint64_t i = 0; !err && i < nk; i++)
+				st[nstacks + i] = (struct profile_stack){ k[2 * i], k[2 * i + 1], 0 };
+			if (!err) {
+				p->stacks = st;
+				nstacks += nk;
+			}
+			free(k);
+		} else if (tag == 'T') {
+			struct profile_thread th;
+			if (len != sizeof(th) || (err = get(f, &th, sizeof(th)))) {
+				err = err ?: ERR_BAD_FILE;
+			} else {
+				uint64_t i = 0;
+				while (i < nthreads && p->threads[i].tid != th.tid)
+					i++;
+				struct profile_thread *v = i < nthreads ? p->threads : realloc(p->threads, (i + 1) * sizeof(*v));
+				if (!v)
+					err = -ENOMEM;
+				else
+					p->threads = v, p->threads[i] = th, nthreads += i == nthreads;
+			}
+		} else if (tag == 'M') {
+			uint32_t m[2];
+			if (len != sizeof(m) || (err = get(f, m, sizeof(m))))
+				err = err ?: ERR_BAD_FILE;
+			p->ruby_version = m[0];
+			p->command = m[1];
+		} else if (tag == 'D') {
+			err = append(f, (void **)&p->samples, &p->nsamples, len, sizeof(*p->samples), 1);
+		} else if (tag == 'E') {
+			uint64_t e[4];
+			char magic[8];
+			if (len != sizeof(e) || (err = get(f, e, sizeof(e))) || (err = get(f, magic, 8)) || memcmp(magic, TRAILER3, 8)) {
+				err = err ?: ERR_BAD_FILE;
+			} else {
+				p->duration_ns = e[0];
+				p->errors = e[1];
+				p->torn = e[2];
+				p->dropped = e[3];
+				*cut_short = 0;
+			}
+			break;
+		} else {
+			err = ERR_BAD_FILE;
+		}
+		if (err)
+			break;
+	}
+	p->strs.arena.data = adata;
+	p->strs.arena.len = p->strs.arena.alloc = arena;
+	p->nframes = (uint32_t)nframes;
+	p->nstacks = (uint32_t)nstacks;
+	p->nthreads = (uint32_t)nthreads;
+	if (err == ERR_BAD_FILE && *cut_short && p->nsamples)
+		err = 0; /* a record cut in the middle: what came before it stands */
+	if (!err && *cut_short && !p->nsamples)
+		err = ERR_BAD_FILE; /* cut before its first sample: nothing to show */
+	set_caps(p);
+	if (!err && p->nsamples && *cut_short)
+		p->duration_ns = p->samples[p->nsamples - 1].t_ns;
+	return err;
+}
+
+int profile_read_raw(struct profile *p, FILE *f, int *cut_short)
+{
+	char magic[8];
+	*cut_short = 0;
+	int err = profile_init(p);
+	err = err ?: get(f, magic, 8);
+	if (!err)
+		err = !memcmp(magic, MAGIC2, 8) ? read_v2(p, f) : !memcmp(magic, MAGIC3, 8) ? read_v3(p, f, cut_short)
+									      : ERR_BAD_FILE;
 	if (!err)
 		err = validate(p);
-	p->pid = (int)pid;
-	p->frames_cap = p->nframes;
-	p->pool_cap = p->pool_len;
-	p->stacks_cap = p->nstacks;
-	p->samples_cap = p->nsamples;
-	p->threads_cap = p->nthreads;
-	p->keep_samples = 1;
+	/* Counts per stack, from the samples (version 3 does not write them). */
+	if (!err && !memcmp(magic, MAGIC3, 8))
+		for (uint64_t i = 0; i < p->nsamples; i++)
+			p->stacks[p->samples[i].stack].count++;
 	return err;
 }

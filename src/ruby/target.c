@@ -342,6 +342,27 @@ int ruby_target_open_core(struct ruby_target *t, struct core *c, const struct ru
 	return err;
 }
 
+int ruby_process_likely(pid_t pid)
+{
+	char path[64], exe[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		if (!strncmp(base, "ruby", 4))
+			return 1;
+	}
+	struct maps m;
+	if (maps_read(pid, &m))
+		return 0;
+	int found = 0;
+	for (int i = 0; i < m.n && !found; i++)
+		found = is_libruby(m.v[i].path);
+	maps_free(&m);
+	return found;
+}
+
 void ruby_target_flush(struct ruby_target *t)
 {
 	ruby_walk_free(t);

@@ -77,6 +77,8 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attac
  */
 int ruby_target_open_core(struct ruby_target *t, struct core *c, const struct ruby_attach_opts *o);
 void ruby_target_detach(struct ruby_target *t);
+/* Does pid look like a Ruby (libruby mapped, or an executable named ruby*), without attaching? */
+int ruby_process_likely(pid_t pid);
 /* Drop every cache (after the target forks or execs, or to bound memory). */
 void ruby_target_flush(struct ruby_target *t);
 

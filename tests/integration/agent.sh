@@ -108,7 +108,7 @@ for ver in 3.1 3.3 3.4; do
 		-d 1 >"$work/x1" 2>"$work/e"
 	grep "agent-target.rb:$addl," "$work/x1" >"$work/x1m"
 	check "agent: ruby $ver: trace expressions of a Ruby method: self, @ivar, __source__, arg0, a parameter, Ruby code" \
-		test "$(count "^ *Shop#add\(self=#<Shop:0x[0-9a-f]+ @items=\{.*, @items=\{.*(\}|\.\.\.), __source__=[^ ]*agent-target.rb:$addl, arg0=[0-9], price=\"item [0-9]+\", name.to_s \* 2=\"([0-9])\1\", " "$work/x1m")" -ge 100
+		test "$(count "^ *Shop#add\(self=#<Shop:0x[0-9a-f]+ @items=\{.*, @items=\{.*(\}|\.\.\.), __source__=[^ ]*agent-target.rb:$addl, arg0=[0-9], price=\"item [0-9]+\", name.to_s \* 2=\"([0-9])\2\", " "$work/x1m")" -ge 100
 	check "agent: ruby $ver: ... one that raises is reported, one that exits too, and the trace goes on" \
 		test "$(count "arg1.nosuch=<NoMethodError: undefined method .nosuch. for [^>]*String>, exit=<SystemExit: exit>, " "$work/x1m")" -ge 100
 	check "agent: ruby $ver: ... one that calls the traced method does not trace that call" \

@@ -17,10 +17,15 @@ fi
 "$RBSCOPE" report -i "$raw" -f flamegraph --flame-min-width 0.3 -o "$fmtdir/fg-min.svg" 2>"$work/e"
 check "flamegraph: --flame-min-width drops narrow frames" \
 	test "$(grep -c '<g class="f"' "$fmtdir/fg-min.svg")" -lt "$(grep -c '<g class="f"' "$fmtdir/fg.svg")"
-# Bad input and output: a truncated or missing recording, a full disk.
+# Bad input and output: a recording cut short (what it holds reads, and a note says so; a recorder killed
+# mid-write leaves one), one cut before anything was recorded, a missing one, a full disk.
 head -c $(( $(stat -c %s "$raw") / 2 )) "$raw" >"$fmtdir/half.raw"
-"$RBSCOPE" report -i "$fmtdir/half.raw" -o "$fmtdir/x.svg" 2>"$work/e"; rc=$?
-check "report: truncated recording: exit 8, one line" sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1"
+"$RBSCOPE" report -i "$fmtdir/half.raw" -f collapsed -o "$fmtdir/half.col" 2>"$work/e"; rc=$?
+check "report: a recording cut in half: exit 0, what it holds, one line saying it ends early" \
+	sh -c "test $rc = 0 && test -s '$fmtdir/half.col' && grep -q 'ends early' '$work/e' && test \$(wc -l <'$work/e') = 1"
+head -c 40 "$raw" >"$fmtdir/head.raw"
+"$RBSCOPE" report -i "$fmtdir/head.raw" -o "$fmtdir/x.svg" 2>"$work/e"; rc=$?
+check "report: a recording cut before any sample: exit 8, one line" sh -c "test $rc = 8 && test \$(wc -l <'$work/e') = 1"
 "$RBSCOPE" report -i "$fmtdir/no-such.raw" -o "$fmtdir/x.svg" 2>"$work/e"; rc=$?
 check "report: missing recording: non-zero exit, names the file" sh -c "test $rc != 0 && grep -q 'no-such.raw' '$work/e'"
 "$RBSCOPE" report -i "$raw" -f flamegraph -o /dev/full 2>"$work/e"; rc=$?

@@ -1,0 +1,66 @@
+# record.sh: recordings as production needs them: outputs checked before sampling, --raw written as it goes,
+# the command's exit status, ticks free of aliasing, Ruby children named (sourced by run).
+
+if start_ruby 3.1 "$workload"; then
+	# Outputs are checked before sampling starts: a recording is never made only to be lost.
+	start_ns=$(date +%s%N)
+	"$RBSCOPE" record -p "$pid" -d 30 -o "$work/nodir/x.svg" 2>"$work/e"; rc=$?
+	ms=$((($(date +%s%N) - start_ns) / 1000000))
+	check "record: -o in a missing directory: exit 9 in ${ms} ms (before -d 30 ran), one line naming it" \
+		sh -c "test $rc = 9 && test $ms -lt 1000 && grep -q \"cannot write '$work/nodir/x.svg'\" '$work/e' && test \$(wc -l <'$work/e') = 1"
+	"$RBSCOPE" record -p "$pid" -d 30 -o "$work/good.svg" --raw "$work/nodir/r.raw" 2>"$work/e"; rc=$?
+	check "record: a bad --raw: exit 9 at once, and the good -o is not left behind empty" \
+		sh -c "test $rc = 9 && grep -q 'nodir/r.raw' '$work/e' && test ! -e '$work/good.svg'"
+	"$RBSCOPE" record -p "$pid" -d 30 -o "$work/x.unknownext" 2>"$work/e"; rc=$?
+	check "record: -o with an ending that names no format: exit 2, the endings and -f listed" \
+		sh -c "test $rc = 2 && grep -q '.speedscope.json' '$work/e' && grep -q -- '-f FORMAT' '$work/e' && test ! -e '$work/x.unknownext'"
+	echo "the user's own file" >"$work/keep.svg"
+	"$RBSCOPE" record -p 999999 -o "$work/keep.svg" 2>/dev/null
+	check "record: a recording that cannot start leaves an existing -o file as it was" \
+		grep -q "the user's own file" "$work/keep.svg"
+
+	# --raw is written as the recording goes: a recorder killed in the middle leaves a readable recording.
+	"$RBSCOPE" record -p "$pid" -r 500 -o "$work/k.svg" --raw "$work/k.raw" 2>/dev/null &
+	rp=$!
+	sleep 2.5
+	size=$(stat -c %s "$work/k.raw" 2>/dev/null || echo 0)
+	kill -9 $rp
+	wait $rp 2>/dev/null
+	check "record: --raw holds samples while recording (${size} bytes after 2.5 s)" test "$size" -gt 10000
+	"$RBSCOPE" report -i "$work/k.raw" -f collapsed -o "$work/k.col" 2>"$work/e"; rc=$?
+	check "record: a --raw whose recorder was killed reads, with a note that it ends early" \
+		sh -c "test $rc = 0 && grep -q 'Deep\\.spin' '$work/k.col' && grep -q 'ends early' '$work/e'"
+	stop_ruby "$pid"
+fi
+
+# The command's own exit status, once its profile is written.
+"$RBSCOPE" record -r 200 -f collapsed -o "$work/cmd.txt" -- ruby -e 'def w; 100_000.times { |i| i.to_s }; end; 3.times { w }; exit 7' 2>"$work/e"; rc=$?
+check "record -- CMD: exits with CMD's status (7) after writing its profile" \
+	sh -c "test $rc = 7 && grep -q 'Object#w' '$work/cmd.txt'"
+
+# Ticks at a random phase within each period: a 10 ms cycle of 6/3/1 ms reads 60/30/10 at 100, 200 and 1000 Hz
+# (a fixed phase reads 100/0/0 at 100 Hz). 60 s each, at the same time: 6000 samples at 100 Hz, 3.2 sigma of 2 pp.
+if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
+	for r in 100 200 1000; do
+		"$RBSCOPE" record -p "$pid" -r $r -d 60 -f summary -o "$work/per-$r.txt" 2>/dev/null &
+		eval "rp$r=\$!"
+	done
+	wait $rp100 $rp200 $rp1000
+	for r in 100 200 1000; do
+		shares=$(awk '$5 ~ /^Object#(six|three|one)$/ { sub("%", "", $2); s[$5] = $2 } END {
+			printf "%s %s %s", s["Object#six"], s["Object#three"], s["Object#one"] }' "$work/per-$r.txt")
+		check "record: no aliasing at $r Hz: a 6/3/1 ms cycle reads 60/30/10 within 2 pp ($shares)" \
+			awk -v s="$shares" 'BEGIN { split(s, a, " "); d1 = a[1] - 60; d2 = a[2] - 30; d3 = a[3] - 10
+				exit !(a[3] != "" && d1 * d1 <= 4 && d2 * d2 <= 4 && d3 * d3 <= 4) }'
+	done
+	stop_ruby "$pid"
+fi
+
+# A process with Ruby children, recorded without -s: a hint names them.
+if start_ruby 3.1 "$top/tests/integration/ruby/forks.rb"; then
+	"$RBSCOPE" record -p "$pid" -r 100 -d 0.5 -f collapsed -o /dev/null 2>"$work/e"
+	check "record: without -s, a hint names the Ruby children left out" \
+		grep -q "^hint: process $pid has 2 Ruby child processes (.*forks.rb worker.*), not read: -s/--subprocesses" "$work/e"
+	stop_ruby "$pid"
+	pkill -f 'forks.rb worker'
+fi
