@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/err.h"
+#include "../lib/map.h"
 
 static ssize_t read_file(const char *path, char *out, size_t cap)
 {
@@ -108,4 +109,52 @@ int task_descendants(pid_t pid, pid_t *out, int cap)
 	free(pids);
 	free(parents);
 	return count;
+}
+
+int task_other_pidns(pid_t pid)
+{
+	char path[64], mine[64], theirs[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	ssize_t a = readlink("/proc/self/ns/pid", mine, sizeof(mine) - 1), b = readlink(path, theirs, sizeof(theirs) - 1);
+	if (a < 0 || b < 0)
+		return -errno;
+	return a != b || memcmp(mine, theirs, (size_t)a);
+}
+
+int task_ns_tids(pid_t pid, struct map *m)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	int found = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		char status[4096], spath[300];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(spath, sizeof(spath), "/proc/%d/task/%s/status", (int)pid, de->d_name);
+		if (read_file(spath, status, sizeof(status)) <= 0)
+			continue;
+		/* "NSpid:\t<ours>\t...\t<innermost>" */
+		char *line = strstr(status, "\nNSpid:");
+		if (!line)
+			continue;
+		char *end = strchr(line + 1, '\n'), *p = line + 7;
+		if (end)
+			*end = '\0';
+		long outer = strtol(p, &p, 10), inner = outer;
+		while (*p) {
+			char *q;
+			long v = strtol(p, &q, 10);
+			if (q == p)
+				break;
+			inner = v;
+			p = q;
+		}
+		if (outer > 0 && inner > 0 && !map_put(m, (uint64_t)inner, (uint64_t)outer))
+			found++;
+	}
+	closedir(d);
+	return found;
 }

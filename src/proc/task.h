@@ -12,6 +12,15 @@ int task_exists(pid_t pid);
 int task_cmdline(pid_t pid, char *out, size_t cap);
 /* Children of pid, their children and so on (from every /proc/N/stat); returns the count stored. */
 int task_descendants(pid_t pid, pid_t *out, int cap);
+/* Does pid live in a pid namespace other than ours (a container seen from the host)? 1, 0 or -errno. */
+int task_other_pidns(pid_t pid);
+/*
+ * For such a process, each thread's tid as the process sees it (the
+ * innermost NSpid) -> as we do (the first), from /proc/PID/task/TID/status,
+ * added to m (a lib/map.h map). The number found, or -errno.
+ */
+struct map;
+int task_ns_tids(pid_t pid, struct map *m);
 /* pthread_t -> kernel tid, for Rubies that keep only the pthread_t (glibc's struct pthread). */
 #define TASK_GLIBC_PTHREAD_TID_OFFSET 0x2d0
 

@@ -273,6 +273,7 @@ static void init_target(struct ruby_target *t, pid_t pid)
 	map_init(&t->ids);
 	map_init(&t->classes);
 	map_init(&t->mes);
+	map_init(&t->ns_tids);
 }
 
 /* Everything after the memory source and the mappings are set: image, version, layout, VM, symbols. */
@@ -323,6 +324,8 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attac
 		err = task_exists(pid);
 	if (!err)
 		err = maps_read(pid, &t->maps);
+	if (!err)
+		t->other_pidns = task_other_pidns(pid) == 1;
 	return err ? err : attach_image(t, o);
 }
 
@@ -373,6 +376,7 @@ void ruby_target_flush(struct ruby_target *t)
 	map_clear(&t->ids);
 	map_clear(&t->classes);
 	map_clear(&t->mes);
+	map_clear(&t->ns_tids);
 	t->main_thread = t->main_ractor = 0;
 }
 
@@ -384,6 +388,7 @@ void ruby_target_detach(struct ruby_target *t)
 	map_free(&t->ids);
 	map_free(&t->classes);
 	map_free(&t->mes);
+	map_free(&t->ns_tids);
 	strtab_free(&t->strs);
 	maps_free(&t->maps);
 }

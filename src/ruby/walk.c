@@ -323,6 +323,24 @@ static int32_t thread_tid(struct ruby_target *t, const unsigned char *th)
 	return (int32_t)tid;
 }
 
+/*
+ * A tid as we see it: Ruby keeps the one its own pid namespace gives (a
+ * container seen from the host). 0 when the thread is not (or no longer)
+ * among the process's: a tid of another namespace would name another thread.
+ */
+static int32_t host_tid(struct ruby_target *t, int32_t tid)
+{
+	if (!t->other_pidns || tid <= 0)
+		return tid;
+	uint64_t *hit = map_get(&t->ns_tids, (uint64_t)tid);
+	if (!hit) {
+		task_ns_tids(t->pid, &t->ns_tids); /* a thread started since: look again */
+		if (!(hit = map_get(&t->ns_tids, (uint64_t)tid)))
+			map_put(&t->ns_tids, (uint64_t)tid, 0); /* not there: not looked for again at every sample */
+	}
+	return hit ? (int32_t)*hit : 0;
+}
+
 /* The main thread and ractor live as long as the VM: read them once. */
 static int read_main(struct ruby_target *t)
 {
@@ -641,7 +659,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
 	 * parent's, and seen from outside a pid namespace it holds the inner one.
 	 */
-	ts->tid = ts->main && t->pid > 0 ? t->pid : thread_tid(t, th);
+	ts->tid = ts->main && t->pid > 0 ? t->pid : host_tid(t, thread_tid(t, th));
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
 	uint64_t name = word(th, L->th_name);
 	if (name != w->name_val) {

@@ -64,3 +64,39 @@ if start_ruby 3.1 "$top/tests/integration/ruby/forks.rb"; then
 	stop_ruby "$pid"
 	pkill -f 'forks.rb worker'
 fi
+
+# Processes as they are in production: a forked worker's main thread is its own (tid and kernel state), and
+# the threads of a process in another pid namespace carry the tids and states the host sees.
+if start_ruby 3.1 "$top/tests/integration/ruby/forks.rb"; then
+	worker=$(pgrep -f 'forks.rb worker' | head -n 1)
+	"$RBSCOPE" snapshot -p "$worker" >"$work/worker.txt" 2>&1
+	check "forked worker: its main thread has the worker's tid and a kernel state" \
+		grep -q "^Thread 1 \"main\" tid=$worker running (kernel: [RS])" "$work/worker.txt"
+	"$RBSCOPE" record -p "$worker" --on-cpu -r 200 -d 1 -f collapsed -o "$work/worker.col" 2>/dev/null
+	check "forked worker: record --on-cpu samples its busy main thread ($(awk '{s += $NF} END {print s + 0}' "$work/worker.col") samples)" \
+		test "$(grep 'Worker#work' "$work/worker.col" | awk '{s += $NF} END {print s + 0}')" -ge 100
+	stop_ruby "$pid"
+	pkill -f 'forks.rb worker'
+fi
+if command -v unshare >/dev/null && unshare --pid --fork --mount-proc true 2>/dev/null; then
+	unshare --pid --fork --mount-proc ruby "$workload" >"$work/ns.out" 2>&1 &
+	upid=$!
+	pids="$pids $upid"
+	await_ready "$work/ns.out" $upid
+	nspid=$(pgrep -P $upid -f workload.rb | head -n 1)
+	"$RBSCOPE" snapshot -p "$nspid" >"$work/ns.txt" 2>&1
+	bad=$(grep '^Thread' "$work/ns.txt" | sed -n 's/.* tid=\([0-9]*\) .*/\1/p' | while read -r tid; do
+		[ -d "/proc/$nspid/task/$tid" ] || echo "$tid"; done)
+	check "pid namespace, from the host: 7 threads, each with a host tid ($(echo $bad)) and a kernel state" \
+		sh -c "test \$(grep -c '^Thread' '$work/ns.txt') = 7 && test -z '$bad' && ! grep -q 'kernel: ?' '$work/ns.txt'"
+	"$RBSCOPE" record -p "$nspid" --on-cpu -r 200 -d 1 -f collapsed -o "$work/ns.col" 2>/dev/null
+	check "pid namespace, from the host: record --on-cpu samples the running thread" \
+		test "$(grep 'Deep\.spin' "$work/ns.col" | awk '{s += $NF} END {print s + 0}')" -ge 100
+	nsenter --target "$nspid" --pid --mount "$RBSCOPE" snapshot -p 1 >"$work/ns-in.txt" 2>&1
+	check "pid namespace, from inside it: the process is pid 1, its threads the namespace's tids" \
+		sh -c "grep -q '^Thread 1 \"main\" tid=1 running' '$work/ns-in.txt' && test \$(grep -c '^Thread' '$work/ns-in.txt') = 7 && ! grep -q 'kernel: ?' '$work/ns-in.txt'"
+	kill -9 "$nspid" 2>/dev/null
+	stop_ruby $upid
+else
+	skipped "pid namespace: unshare --pid is not available here"
+fi
