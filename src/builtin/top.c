@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,16 +17,22 @@
 #include "../profile/sampler.h"
 
 const char usage_top[] =
-	"usage: rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT]\n"
+	"usage: rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--on-cpu]\n"
 	"\n"
-	"Show the functions of PID by % self and % total over a sliding window, refreshed live.\n"
-	"q or Ctrl-C quits. When standard output is not a terminal, print a table every interval.\n"
+	"Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
+	"and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
+	"samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
+	"every interval.\n"
 	"\n"
 	"  -p, --pid PID         the Ruby process\n"
 	"  -r, --rate HZ         samples per second (default 99)\n"
 	"  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
 	"  -w, --window SECS     the sliding window (default 10)\n"
-	"  -n, --count COUNT     stop after COUNT refreshes (default: never)\n"
+	"  -n, --count COUNT     stop after COUNT refreshes (default: never), as top(1)'s -n\n"
+	"      --rows N          show the N busiest functions (default: what fits the terminal; all when\n"
+	"                        standard output is not one)\n"
+	"      --sort self|total order by self (default) or total\n"
+	"      --on-cpu          only samples of threads the kernel shows running (key c)\n"
 	"      --ruby-version X.Y.Z  read it with that release's layout, whatever it says it runs\n";
 
 /*
@@ -39,41 +46,76 @@ struct window {
 	int cur;
 };
 
-static int write_table(struct window *w, struct ruby_target *t, int tty, int pid)
+struct view {
+	int tty, by_total, on_cpu;
+	long rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
+};
+
+/* Lines on the terminal, or 0 when standard output is not one. */
+static int term_lines(void)
 {
-	/* Merge the two halves into one profile for the summary writer. */
+	struct winsize ws;
+	return ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 0;
+}
+
+static int write_table(struct window *w, struct ruby_target *t, const struct view *v, int pid, double window)
+{
 	struct profile merged;
+	struct summary_row *rows = NULL;
+	uint32_t n = 0;
+	uint64_t total = 0;
 	int err = profile_init(&merged);
-	uint32_t *buf = malloc((WALK_MAX_FRAMES + 2) * sizeof(*buf));
-	for (int h = 0; !err && buf && h < 2; h++) {
-		const struct profile *p = &w->halves[h];
-		for (uint32_t i = 0; !err && i < p->nstacks; i++) {
-			const struct profile_stack *s = &p->stacks[i];
-			for (uint32_t j = 0; j < s->len; j++) {
-				const struct profile_frame *f = &p->frames[p->pool[s->start + j]];
-				int64_t id = profile_frame(&merged, strtab_get(&p->strs, f->name), strtab_get(&p->strs, f->path),
-							   f->line, f->kind);
-				buf[j] = (uint32_t)id;
-			}
-			int64_t st = profile_stack(&merged, buf, s->len);
-			if (st >= 0)
-				merged.stacks[st].count += s->count;
-		}
+	for (int h = 0; !err && h < 2; h++)
+		err = profile_merge(&merged, &w->halves[h]);
+	err = err ?: summary_rows(&merged, 0, &rows, &n, &total);
+	if (err) {
+		profile_free(&merged);
+		return err;
 	}
-	if (tty)
+	summary_sort(rows, n, v->by_total);
+	/* Header (3 lines) and the rows that fit below it, keeping the last line free. */
+	long show = v->rows >= 0 ? v->rows : v->tty ? term_lines() - 4 : (long)n;
+	if (show < 1)
+		show = 1;
+	if (v->tty)
 		fputs("\033[H\033[2J", stdout);
 	time_t now = time(NULL);
 	char when[32];
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-	printf("rbscope top - pid %d - ruby %s - %s - %llu samples in window\n", pid, t->version, when,
-	       (unsigned long long)profile_total(&merged));
-	if (!err)
-		err = output_summary(&merged, stdout);
-	if (!tty)
+	printf("rbscope top - pid %d - ruby %s - %s - %llu samples, window %.0f s - by %s - %s\n", pid, t->version,
+	       when, (unsigned long long)total, window, v->by_total ? "total" : "self",
+	       v->on_cpu ? "on-CPU samples" : "all samples");
+	if (v->tty)
+		printf("keys: s sort by self, t by total, c %s, q quit\n", v->on_cpu ? "all samples" : "on-CPU only");
+	printf("%8s %8s %10s %10s  %s\n", "% self", "% total", "self", "total", "function");
+	char label[1024];
+	for (uint32_t i = 0; i < n && i < (uint64_t)show && total; i++) {
+		summary_label(&merged, &rows[i], 0, label, sizeof(label));
+		printf("%7.2f%% %7.2f%% %10llu %10llu  %s\n", 100.0 * (double)rows[i].self / (double)total,
+		       100.0 * (double)rows[i].total / (double)total, (unsigned long long)rows[i].self,
+		       (unsigned long long)rows[i].total, label);
+	}
+	if (n > (uint64_t)show && !v->tty)
+		printf("(%llu more)\n", (unsigned long long)(n - (uint64_t)show));
+	if (!v->tty)
 		printf("\n");
 	fflush(stdout);
-	free(buf);
+	free(rows);
 	profile_free(&merged);
+	return ferror(stdout) ? -(errno ?: EIO) : 0;
+}
+
+/* Start the window afresh (both halves), each sampler keeping only running threads or not. */
+static int reset_window(struct window *w, struct ruby_target *t, int on_cpu)
+{
+	int err = 0;
+	for (int h = 0; h < 2 && !err; h++) {
+		sampler_free(&w->samplers[h]);
+		profile_free(&w->halves[h]);
+		err = profile_init(&w->halves[h]);
+		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
+		w->samplers[h].on_cpu = on_cpu;
+	}
 	return err;
 }
 
@@ -83,11 +125,13 @@ int cmd_top(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' }, { "rate", required_argument, NULL, 'r' },
 		{ "interval", required_argument, NULL, 'i' }, { "window", required_argument, NULL, 'w' },
 		{ "count", required_argument, NULL, 'n' }, { "ruby-version", required_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
+		{ "rows", required_argument, NULL, 'R' }, { "sort", required_argument, NULL, 'S' },
+		{ "on-cpu", no_argument, NULL, 'C' }, { "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	int pid = 0, c, rc;
 	double rate = 99, interval = 1, window = 10;
 	long count = -1;
+	struct view v = { .rows = -1 };
 	while ((c = getopt_long(argc, argv, "p:r:i:w:n:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -99,11 +143,18 @@ int cmd_top(int argc, char **argv)
 		case 'w': window = atof(optarg); break;
 		case 'n': count = atol(optarg); break;
 		case 'V': builtin_attach.version = optarg; break;
+		case 'R': v.rows = atol(optarg); if (v.rows < 1) v.rows = 0; break;
+		case 'S':
+			if (strcmp(optarg, "self") && strcmp(optarg, "total"))
+				return error("--sort takes self or total"), EXIT_USAGE;
+			v.by_total = !strcmp(optarg, "total");
+			break;
+		case 'C': v.on_cpu = 1; break;
 		case 'h': fputs(usage_top, stdout); return EXIT_OK;
 		default: fputs(usage_top, stderr); return EXIT_USAGE;
 		}
 	}
-	if (!pid || optind < argc || rate < 1 || rate > 10000 || interval <= 0 || window <= 0) {
+	if (!pid || optind < argc || rate < 1 || rate > 10000 || interval <= 0 || window <= 0 || !v.rows) {
 		fputs(usage_top, stderr);
 		return EXIT_USAGE;
 	}
@@ -111,26 +162,22 @@ int cmd_top(int argc, char **argv)
 	if ((rc = attach_or_report(&t, pid)))
 		return rc;
 	builtin_catch_stop();
-	int tty = isatty(1) && isatty(0);
+	v.tty = isatty(1) && isatty(0);
 	struct termios saved;
-	if (tty && !tcgetattr(0, &saved)) {
+	if (v.tty && !tcgetattr(0, &saved)) {
 		struct termios raw = saved;
 		raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
 		tcsetattr(0, TCSANOW, &raw);
 	}
 	struct window w = { .cur = 0 };
-	int err = 0;
-	for (int h = 0; h < 2 && !err; h++) {
-		err = profile_init(&w.halves[h]);
-		err = err ?: sampler_init(&w.samplers[h], &t, &w.halves[h]);
-	}
+	int err = reset_window(&w, &t, v.on_cpu);
 	uint64_t step = (uint64_t)(1e9 / rate), start = sampler_now(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
 	while (!err && !builtin_stop && count != 0) {
 		err = sampler_tick(&w.samplers[w.cur], sampler_now() - start);
 		uint64_t now = sampler_now();
 		if (now >= next_table) {
-			err = err ?: write_table(&w, &t, tty, pid);
+			err = err ?: write_table(&w, &t, &v, pid, window);
 			next_table += (uint64_t)(interval * 1e9);
 			if (count > 0)
 				count--;
@@ -141,24 +188,39 @@ int cmd_top(int argc, char **argv)
 			sampler_free(&w.samplers[w.cur]);
 			err = err ?: profile_init(&w.halves[w.cur]);
 			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
+			w.samplers[w.cur].on_cpu = v.on_cpu;
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
 		next += step;
 		now = sampler_now();
 		int wait_ms = next > now ? (int)((next - now) / 1000000) : 0;
 		struct pollfd pfd = { 0, POLLIN, 0 };
-		if (tty && poll(&pfd, 1, wait_ms) > 0) {
+		if (v.tty && poll(&pfd, 1, wait_ms) > 0) {
 			char key;
-			if (read(0, &key, 1) == 1 && (key == 'q' || key == 'Q'))
+			if (read(0, &key, 1) != 1)
+				continue;
+			int redraw = 1;
+			if (key == 'q' || key == 'Q') {
 				builtin_stop = 1;
-		} else if (!tty && next > now) {
+				redraw = 0;
+			} else if (key == 's' || key == 't') {
+				v.by_total = key == 't';
+			} else if (key == 'c') {
+				v.on_cpu = !v.on_cpu;
+				err = reset_window(&w, &t, v.on_cpu); /* what the window held was counted the other way */
+			} else {
+				redraw = 0;
+			}
+			if (redraw && !err)
+				err = write_table(&w, &t, &v, pid, window);
+		} else if (!v.tty && next > now) {
 			struct timespec ts = { (time_t)((next - now) / 1000000000ULL), (long)((next - now) % 1000000000ULL) };
 			nanosleep(&ts, NULL);
 		}
 		if (next < now)
 			next = now;
 	}
-	if (tty)
+	if (v.tty)
 		tcsetattr(0, TCSANOW, &saved);
 	for (int h = 0; h < 2; h++) {
 		sampler_free(&w.samplers[h]);
@@ -169,5 +231,6 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "rbscope: process %d exited\n", pid);
 		return EXIT_OK;
 	}
+	hint_children(pid, "`rbscope top -p CHILD` shows each");
 	return err ? err_report(err, "sampling process %d", pid) : EXIT_OK;
 }

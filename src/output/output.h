@@ -43,6 +43,8 @@ struct summary_row {
 };
 /* Rows by % self then % total (zero rows left out); *rows is malloc'd. 0 or -ENOMEM. */
 int summary_rows(const struct profile *p, int by_line, struct summary_row **rows, uint32_t *n, uint64_t *total);
+/* Order rows by self (then total), the way summary_rows() leaves them, or by total (then self). */
+void summary_sort(struct summary_row *rows, uint32_t n, int by_total);
 void summary_label(const struct profile *p, const struct summary_row *r, int by_line, char *out, size_t cap);
 
 /* Options some writers take, set by the command before writing. */

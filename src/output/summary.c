@@ -14,6 +14,19 @@ static int by_self(const void *a, const void *b)
 	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
 }
 
+static int by_total(const void *a, const void *b)
+{
+	const struct summary_row *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->self < y->self ? 1 : x->self > y->self ? -1 : 0;
+}
+
+void summary_sort(struct summary_row *rows, uint32_t n, int total)
+{
+	qsort(rows, n, sizeof(*rows), total ? by_total : by_self);
+}
+
 /* Group frames by function (name + path) or by line (path + line): frame id -> group id. */
 static uint32_t *group_frames(const struct profile *p, int by_line, uint32_t *ngroups)
 {

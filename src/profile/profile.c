@@ -148,3 +148,43 @@ uint64_t profile_total(const struct profile *p)
 		n += p->stacks[i].count;
 	return n;
 }
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	uint32_t *ids = malloc((src->nframes + 1) * sizeof(*ids)), *buf = NULL;
+	uint32_t cap = 0;
+	int err = ids ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !err && i < src->nframes; i++) {
+		const struct profile_frame *f = &src->frames[i];
+		int64_t id = profile_frame(dst, strtab_get(&src->strs, f->name), strtab_get(&src->strs, f->path), f->line,
+					   f->kind);
+		if (id < 0)
+			err = (int)id;
+		else
+			ids[i] = (uint32_t)id;
+	}
+	for (uint32_t i = 0; !err && i < src->nstacks; i++) {
+		const struct profile_stack *s = &src->stacks[i];
+		if (!s->count)
+			continue;
+		if (s->len > cap) {
+			uint32_t *b = realloc(buf, s->len * sizeof(*b));
+			if (!b) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = b;
+			cap = s->len;
+		}
+		for (uint32_t j = 0; j < s->len; j++)
+			buf[j] = ids[src->pool[s->start + j]];
+		int64_t st = profile_stack(dst, buf, s->len);
+		if (st < 0)
+			err = (int)st;
+		else
+			dst->stacks[st].count += s->count;
+	}
+	free(ids);
+	free(buf);
+	return err;
+}

@@ -76,6 +76,8 @@ int profile_thread(struct profile *p, int32_t tid, const char *name);
 const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */
 uint64_t profile_total(const struct profile *p);
+/* Add src's stacks and their counts to dst (frames interned by their text; samples not copied). */
+int profile_merge(struct profile *dst, const struct profile *src);
 
 /*
  * The --raw format, written as the recording goes (raw.c): start, then flush
