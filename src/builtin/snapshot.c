@@ -31,7 +31,8 @@ const char usage_snapshot[] =
 
 static const char *kind_name(uint32_t kind)
 {
-	return kind == FRAME_CFUNC ? "cfunc" : kind == FRAME_TRUNCATED ? "truncated" : "ruby";
+	return kind == FRAME_CFUNC ? "cfunc" : kind == FRAME_TRUNCATED ? "truncated" : kind == FRAME_WAIT ? "wait"
+		: kind == FRAME_GC ? "gc" : "ruby";
 }
 
 static void print_text(struct ruby_target *t, const struct ruby_sample *s)

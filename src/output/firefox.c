@@ -4,7 +4,6 @@
 
 #include "../lib/buf.h"
 #include "../lib/map.h"
-#include "../ruby/walk.h"
 #include "json.h"
 #include "output.h"
 #include "thread_samples.h"
@@ -17,11 +16,13 @@
 #define GECKO_VERSION 29
 #define LABEL_MAX (1 << 20)
 
-enum { CATEGORY_RUBY, CATEGORY_C, CATEGORY_OTHER };
+enum { CATEGORY_RUBY, CATEGORY_C, CATEGORY_OTHER, CATEGORY_IDLE, CATEGORY_GC };
 static const char categories[] =
 	"[{\"name\":\"Ruby\",\"color\":\"red\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"C\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]}]";
+	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"Idle\",\"color\":\"transparent\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"GC / CC\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}]";
 
 struct gecko_stack {
 	uint32_t prefix; /* a stack index + 1, 0 for a root */
@@ -136,7 +137,13 @@ static int write_samples(struct gecko_thread *g, const struct profile *p, const 
 
 static int category_of(const struct profile_frame *fr)
 {
-	return fr->kind == FRAME_RUBY ? CATEGORY_RUBY : fr->kind == FRAME_CFUNC ? CATEGORY_C : CATEGORY_OTHER;
+	switch (fr->kind) {
+	case PROFILE_FRAME_RUBY: return CATEGORY_RUBY;
+	case PROFILE_FRAME_CFUNC: return CATEGORY_C;
+	case PROFILE_FRAME_WAIT: return CATEGORY_IDLE;
+	case PROFILE_FRAME_GC: return CATEGORY_GC;
+	}
+	return CATEGORY_OTHER;
 }
 
 /*
@@ -159,7 +166,7 @@ static int write_tables(const struct gecko_thread *g, const struct profile *p, s
 	for (uint32_t i = 0; i < g->nframes; i++) {
 		const struct profile_frame *fr = &p->frames[g->frames[i]];
 		fprintf(f, "%s[%u,false,null,null,", i ? ",\n" : "\n", i);
-		if (fr->line > 0 && fr->kind != PROFILE_FRAME_THREAD && fr->kind != FRAME_TRUNCATED)
+		if (fr->line > 0 && fr->kind != PROFILE_FRAME_THREAD && fr->kind != PROFILE_FRAME_TRUNCATED)
 			fprintf(f, "%d", (int)fr->line);
 		else
 			fputs("null", f);
@@ -170,7 +177,7 @@ static int write_tables(const struct gecko_thread *g, const struct profile *p, s
 		const struct profile_frame *fr = &p->frames[g->frames[i]];
 		const char *name = strtab_get(&p->strs, fr->name), *path = strtab_get(&p->strs, fr->path);
 		fputs(i ? ",\n" : "\n", f);
-		if (fr->kind != FRAME_RUBY || !*path || fr->line <= 0) {
+		if (fr->kind != PROFILE_FRAME_RUBY || !*path || fr->line <= 0) {
 			json_write_string(f, name);
 			continue;
 		}

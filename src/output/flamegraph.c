@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../lib/map.h"
-#include "../ruby/walk.h"
 #include "output.h"
 #include "xml.h"
 
@@ -171,27 +170,21 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	return 0;
 }
 
-static const char *IDLE[] = {
-	"Kernel#sleep", "Thread::Queue#pop", "Thread::Queue#shift", "Thread::Queue#deq", "Thread::SizedQueue#pop",
-	"Thread::SizedQueue#push", "Thread::Mutex#lock", "Thread::ConditionVariable#wait", "Thread#join",
-	"Thread#value", "IO.select", "Kernel#select", "IO#wait", "IO#wait_readable", "IO#wait_writable",
-	"Process.wait", "Process.waitpid", "Process.wait2", "Monitor#wait", "Kernel#gets", NULL,
-};
-
 enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_OTHER };
 
 static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 {
 	const struct profile_frame *f = &p->frames[frame];
 	const char *name = strtab_get(&p->strs, f->name);
-	if (f->kind == PROFILE_FRAME_THREAD || f->kind == FRAME_TRUNCATED)
-		return FG_OTHER;
-	if (!strncmp(name, "GC.", 3) || !strcmp(name, "(garbage collection)") || !strncmp(name, "GC#", 3))
-		return FG_GC;
-	for (int i = 0; IDLE[i]; i++)
-		if (!strcmp(name, IDLE[i]))
-			return FG_IDLE;
-	return f->kind == FRAME_CFUNC ? FG_CFUNC : FG_RUBY;
+	switch (f->kind) {
+	case PROFILE_FRAME_THREAD:
+	case PROFILE_FRAME_TRUNCATED: return FG_OTHER;
+	case PROFILE_FRAME_GC: return FG_GC;
+	case PROFILE_FRAME_WAIT: return FG_IDLE;
+	}
+	if (!strncmp(name, "GC.", 3) || !strncmp(name, "GC#", 3))
+		return FG_GC; /* GC.start and friends: Ruby asking for a collection */
+	return f->kind == PROFILE_FRAME_CFUNC ? FG_CFUNC : FG_RUBY;
 }
 
 /* A stable colour per name within its kind's palette. */

@@ -2,7 +2,6 @@
 #include <errno.h>
 
 #include "../lib/buf.h"
-#include "../ruby/walk.h"
 #include "json.h"
 #include "output.h"
 #include "thread_samples.h"
@@ -18,7 +17,7 @@ static void write_frame(const struct profile *p, uint32_t id, FILE *f)
 	const char *path = strtab_get(&p->strs, fr->path);
 	fputs("{\"name\":", f);
 	json_write_string(f, strtab_get(&p->strs, fr->name));
-	if (*path && fr->kind != PROFILE_FRAME_THREAD && fr->kind != FRAME_TRUNCATED) {
+	if (*path && fr->kind != PROFILE_FRAME_THREAD && fr->kind != PROFILE_FRAME_TRUNCATED) {
 		fputs(",\"file\":", f);
 		json_write_string(f, path);
 		if (fr->line > 0)

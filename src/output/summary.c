@@ -120,6 +120,16 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 			(unsigned long long)r->total, label);
 	}
 	free(rows);
+	/* How much of it was waiting, not working: samples whose innermost frame is a method that waits. */
+	uint64_t waiting = 0;
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct profile_stack *st = &p->stacks[i];
+		if (st->len && p->frames[p->pool[st->start + st->len - 1]].kind == PROFILE_FRAME_WAIT)
+			waiting += st->count;
+	}
+	if (waiting && total)
+		fprintf(f, "(%.2f%% of the samples wait: sleep, locks, queues, I/O readiness, children; --on-cpu leaves "
+			   "them out)\n", 100.0 * (double)waiting / (double)total);
 	return ferror(f) ? -(errno ?: EIO) : 0;
 }
 

@@ -8,12 +8,21 @@
 #include "../lib/map.h"
 #include "../lib/strtab.h"
 
+/* What a frame is, for colours, categories and filters. The numbers are those of --raw files. */
+enum profile_frame_kind {
+	PROFILE_FRAME_RUBY = 0,
+	PROFILE_FRAME_CFUNC = 1,
+	PROFILE_FRAME_TRUNCATED = 2, /* "(truncated)": the outer frames of a deeper stack left out */
+	PROFILE_FRAME_GC = 3,        /* the VM collecting garbage, a pseudo-frame over the frame that triggered it */
+	PROFILE_FRAME_WAIT = 4,      /* a method known to wait: sleep, Mutex#lock, Queue#pop, IO.select... */
+	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
+};
+
 struct profile_frame {
 	uint32_t name, path; /* ids in the profile's own strtab */
 	int32_t line;
-	uint32_t kind;       /* enum frame_kind, or PROFILE_FRAME_THREAD for --threads roots */
+	uint32_t kind;       /* enum profile_frame_kind */
 };
-#define PROFILE_FRAME_THREAD 16
 
 struct profile_stack {
 	uint32_t start, len; /* frame ids in pool[start .. start+len), root first */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../lib/err.h"
+#include "../ruby/walk.h"
 #include "profile.h"
 
 /*
@@ -225,6 +226,12 @@ static int read_v2(struct profile *p, FILE *f)
 		err = ERR_BAD_FILE;
 	p->pid = (int)pid;
 	set_caps(p);
+	/* Version 2 knew no waits: the methods that wait were plain C methods then. */
+	for (uint32_t i = 0; !err && i < p->nframes; i++)
+		if (p->frames[i].kind == PROFILE_FRAME_CFUNC && p->frames[i].name < p->strs.arena.len &&
+		    memchr(p->strs.arena.data + p->frames[i].name, '\0', p->strs.arena.len - p->frames[i].name) &&
+		    ruby_wait_method(p->strs.arena.data + p->frames[i].name))
+			p->frames[i].kind = PROFILE_FRAME_WAIT;
 	return err;
 }
 

@@ -9,6 +9,12 @@
 
 #include "../lib/err.h"
 
+/* A sample's frames go into the profile with their kinds as they are. */
+_Static_assert((int)FRAME_RUBY == (int)PROFILE_FRAME_RUBY && (int)FRAME_CFUNC == (int)PROFILE_FRAME_CFUNC &&
+		       (int)FRAME_TRUNCATED == (int)PROFILE_FRAME_TRUNCATED && (int)FRAME_GC == (int)PROFILE_FRAME_GC &&
+		       (int)FRAME_WAIT == (int)PROFILE_FRAME_WAIT,
+	       "frame kinds: walk.h and profile.h must agree");
+
 uint64_t sampler_now(void)
 {
 	struct timespec ts;
@@ -74,7 +80,9 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	s->salvaged += s->sample->salvaged;
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
-		if (s->on_cpu && th->kstate != 'R')
+		/* On CPU: running by the kernel's account, and not in a method that waits (a thread that was
+		   running a moment ago as the stack was read, on its way into a wait). */
+		if (s->on_cpu && (th->kstate != 'R' || (th->nframes && th->frames[0].kind == FRAME_WAIT)))
 			continue;
 		if (!th->nframes) {
 			s->empty++;

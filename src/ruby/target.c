@@ -274,6 +274,7 @@ static void init_target(struct ruby_target *t, pid_t pid)
 	map_init(&t->classes);
 	map_init(&t->mes);
 	map_init(&t->ns_tids);
+	map_init(&t->waits);
 }
 
 /* Everything after the memory source and the mappings are set: image, version, layout, VM, symbols. */
@@ -377,6 +378,7 @@ void ruby_target_flush(struct ruby_target *t)
 	map_clear(&t->classes);
 	map_clear(&t->mes);
 	map_clear(&t->ns_tids);
+	map_clear(&t->waits);
 	t->main_thread = t->main_ractor = 0;
 }
 
@@ -389,6 +391,7 @@ void ruby_target_detach(struct ruby_target *t)
 	map_free(&t->classes);
 	map_free(&t->mes);
 	map_free(&t->ns_tids);
+	map_free(&t->waits);
 	strtab_free(&t->strs);
 	maps_free(&t->maps);
 }

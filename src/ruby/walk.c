@@ -381,6 +381,17 @@ static void list_parse(const struct list_area *a, const unsigned char *buf, uint
 	*owner = word(buf, a->ooff - a->lo);
 }
 
+/* Does the method named by string id name wait? Cached per name in t->waits (value: answer + 1). */
+static int is_wait(struct ruby_target *t, uint32_t name)
+{
+	uint64_t *hit = map_get(&t->waits, name);
+	if (hit)
+		return (int)*hit - 1;
+	int w = ruby_wait_method(strtab_get(&t->strs, name));
+	map_put(&t->waits, name, (uint64_t)w + 1);
+	return w;
+}
+
 /*
  * Name n frames (innermost first) from their control frames and env words;
  * skip > 0 adds a "(truncated)" frame for the outer frames left out.
@@ -430,6 +441,10 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 			out[i].line = out[last].line;
 		}
 	}
+	/* Methods that wait are idle, not work (decided once per name: the cache holds the answer). */
+	for (int i = 0; i < k; i++)
+		if (out[i].kind != FRAME_TRUNCATED && is_wait(t, out[i].name))
+			out[i].kind = FRAME_WAIT;
 	return k;
 }
 

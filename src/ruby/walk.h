@@ -6,7 +6,14 @@
 
 #include "target.h"
 
-enum frame_kind { FRAME_RUBY = 0, FRAME_CFUNC = 1, FRAME_TRUNCATED = 2 };
+/* The numbers are profile.h's (PROFILE_FRAME_*): a sample's frames go into a profile as they are. */
+enum frame_kind {
+	FRAME_RUBY = 0,
+	FRAME_CFUNC = 1,
+	FRAME_TRUNCATED = 2,
+	FRAME_GC = 3,   /* "(garbage collection: marking)": the VM is collecting; above the frame that allocated */
+	FRAME_WAIT = 4, /* a method known to wait (ruby_wait_method) */
+};
 
 struct ruby_frame {
 	uint32_t name;  /* strtab id: "Foo#bar", "block in Foo#bar", "Hash#key?" */
@@ -60,6 +67,8 @@ enum {
  */
 int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags);
 const char *ruby_thread_state_name(int state);
+/* Is name ("Kernel#sleep", "Thread::Queue#pop"...) a method that waits: sleep, locks, queues, I/O readiness, children? */
+int ruby_wait_method(const char *name);
 /* Free the walker's per-thread memory (ruby_target_flush and detach call it). */
 void ruby_walk_free(struct ruby_target *t);
 
