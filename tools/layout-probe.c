@@ -274,6 +274,34 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_shape_id_bits NONE
 #endif
 
+/*
+ * The GC's state: rb_vm_t points to rb_objspace, a struct private to gc.c
+ * (3.4: gc/default/default.c). gen-layouts measures its bit-fields on that
+ * file compiled with -g (the DWARF of gc.o) and puts them in place of these
+ * NONEs; the enum gc_mode comes from the same file (probe_private.h).
+ */
+#if V(3, 4)
+#define F_vm_objspace OFF(rb_vm_t, gc.objspace)
+#else
+#define F_vm_objspace OFF(rb_vm_t, objspace)
+#endif
+#define F_gc_mode_byte NONE
+#define F_gc_mode_shift NONE
+#define F_gc_mode_bits NONE
+#define F_gc_during_byte NONE
+#define F_gc_during_shift NONE
+#define F_gc_compacting_byte NONE
+#define F_gc_compacting_shift NONE
+#ifdef RBSCOPE_GC_MODE
+#define F_gc_mode_marking gc_mode_marking
+#define F_gc_mode_sweeping gc_mode_sweeping
+#define F_gc_mode_compacting RBSCOPE_GC_MODE_COMPACTING
+#else
+#define F_gc_mode_marking NONE
+#define F_gc_mode_sweeping NONE
+#define F_gc_mode_compacting NONE
+#endif
+
 #define F_st_entries OFF(st_table, entries)
 #define F_st_entries_start OFF(st_table, entries_start)
 #define F_st_entries_bound OFF(st_table, entries_bound)

@@ -4,23 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const struct ruby_layout ruby_layout_2_6, ruby_layout_2_7, ruby_layout_3_0, ruby_layout_3_1, ruby_layout_3_2,
-	ruby_layout_3_3, ruby_layout_3_4, ruby_layout_4_0_0, ruby_layout_4_0;
+extern const struct ruby_layout ruby_layout_2_6, ruby_layout_2_7, ruby_layout_3_0, ruby_layout_3_1, ruby_layout_3_1_7,
+	ruby_layout_3_2, ruby_layout_3_3, ruby_layout_3_4, ruby_layout_4_0_0, ruby_layout_4_0;
 
 /*
  * Newest releases known (2026-11): 2.6.10, 2.7.8, 3.0.7, 3.1.7, 3.2.11,
- * 3.3.14, 3.4.11, 4.0.6. Within a series the fields rbscope reads did not
- * move from one patch release to the next but once: 4.0.6's rb_thread_t
- * grew (a flag in its scheduler item), so 4.0.0-4.0.5 and 4.0.6 have a
- * table each. Checked by hand against rust-bindgen's output of every
- * release's headers (rbspy's ruby-structs, 2.6.0 to 4.0.6), see
- * tools/gen-layouts. How each table was made and tested: source.
+ * 3.3.14, 3.4.11, 4.0.6. Within a series the fields rbscope reads do not
+ * move from one patch release to the next but in three places, found by
+ * comparing rust-bindgen's output of every release's headers (rbspy's
+ * ruby-structs, 2.6.0 to 4.0.6, read by hand): rb_vm_t's objspace moved 8
+ * bytes in 3.1.5, in 3.2.3 and in 3.2.4 (3.2's table reads no GC state, so it
+ * serves them all), and 4.0.6's rb_thread_t grew before Thread#name. Where a
+ * field moved, each side has a table. How each was made and tested: source.
  */
 const struct ruby_layout_range ruby_layout_ranges[] = {
 	{ &ruby_layout_2_6, 2, 6, 0, 10, "headers (2.6.0 internal, 2.7 public)" },
 	{ &ruby_layout_2_7, 2, 7, 0, 8, "Debian source, live and core tests" },
 	{ &ruby_layout_3_0, 3, 0, 0, 7, "headers (3.0.0 internal, 3.1 public), a 3.0.0 core" },
-	{ &ruby_layout_3_1, 3, 1, 0, 7, "Debian source, live and core tests" },
+	{ &ruby_layout_3_1, 3, 1, 0, 4, "Debian source (3.1.2)" },
+	{ &ruby_layout_3_1_7, 3, 1, 5, 7, "3.1.7's MJIT header, the rest from 3.1.2; live and core tests" },
 	{ &ruby_layout_3_2, 3, 2, 0, 11, "headers (3.2.0 internal, 3.3 public)" },
 	{ &ruby_layout_3_3, 3, 3, 0, 14, "Debian source, live and core tests" },
 	{ &ruby_layout_3_4, 3, 4, 0, 11, "Debian source, live and core tests" },

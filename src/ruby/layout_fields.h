@@ -50,6 +50,9 @@
 	/* object shapes, where a class's path is an ivar found through them (3.2: no classpath field) */ \
 	X(vm_shape_list) X(shape_size) X(shape_edge_name) X(shape_next_iv_index) X(shape_parent_id) \
 	X(shape_type) X(shape_type_ivar) X(shape_flag_shift) X(shape_id_bits) \
+	/* the GC's state in rb_objspace (gc.c's own struct: measured on gc.c compiled with -g, see gen-layouts) */ \
+	X(vm_objspace) X(gc_mode_byte) X(gc_mode_shift) X(gc_mode_bits) X(gc_during_byte) X(gc_during_shift) \
+	X(gc_compacting_byte) X(gc_compacting_shift) X(gc_mode_marking) X(gc_mode_sweeping) X(gc_mode_compacting) \
 	/* st_table */ \
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \

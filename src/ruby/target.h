@@ -52,6 +52,7 @@ struct ruby_target {
 	int other_pidns;    /* in a pid namespace other than ours: Ruby's tids are not the ones we see */
 	struct map ns_tids; /* then: its tid -> ours (task_ns_tids), refreshed when a thread is not in it */
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
+	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;

@@ -341,6 +341,31 @@ static int32_t host_tid(struct ruby_target *t, int32_t tid)
 	return hit ? (int32_t)*hit : 0;
 }
 
+/* The 4 bytes of rb_objspace's flags that hold the GC's mode and whether it is collecting now. */
+static int64_t gc_word(const struct ruby_layout *L)
+{
+	return (L->gc_during_byte < L->gc_mode_byte ? L->gc_during_byte : L->gc_mode_byte) & ~3LL;
+}
+
+static int gc_bit(const struct ruby_layout *L, uint32_t w, int64_t byte, int64_t shift, int64_t bits)
+{
+	return (int)((w >> ((byte - gc_word(L)) * 8 + shift)) & ((1u << bits) - 1));
+}
+
+/* What the GC is doing: nothing, or collecting (during_gc), in which phase. */
+static int gc_phase(const struct ruby_layout *L, uint32_t w)
+{
+	if (L->gc_during_byte < 0 || L->gc_during_byte - gc_word(L) > 3 || L->gc_mode_byte - gc_word(L) > 3 ||
+	    !gc_bit(L, w, L->gc_during_byte, L->gc_during_shift, 1))
+		return GC_NONE;
+	if (L->gc_compacting_byte >= 0 && L->gc_compacting_byte - gc_word(L) <= 3 &&
+	    gc_bit(L, w, L->gc_compacting_byte, L->gc_compacting_shift, 1))
+		return GC_COMPACTING;
+	int mode = gc_bit(L, w, L->gc_mode_byte, L->gc_mode_shift, L->gc_mode_bits);
+	return mode == L->gc_mode_marking ? GC_MARKING : mode == L->gc_mode_sweeping ? GC_SWEEPING
+		: mode == L->gc_mode_compacting ? GC_COMPACTING : GC_RUNNING;
+}
+
 /* The main thread and ractor live as long as the VM: read them once. */
 static int read_main(struct ruby_target *t)
 {
@@ -350,6 +375,10 @@ static int read_main(struct ruby_target *t)
 	int err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_thread, &t->main_thread);
 	if (!err && L->vm_main_ractor >= 0)
 		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
+	t->objspace = 0;
+	if (!err && L->vm_objspace >= 0 && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0 &&
+	    mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_objspace, &t->objspace))
+		t->objspace = 0; /* no GC frames, the rest as ever */
 	if (err)
 		t->main_thread = 0;
 	return err;
@@ -533,7 +562,8 @@ struct thread_read {
  * in the same readv as the frames when the slot already knows the ec.
  */
 static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
-		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r, const struct mem_iov *extra)
+		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r, const struct mem_iov *extra,
+		       int nextra)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t csz = (uint64_t)L->cfp_size, thaddr = w->th;
@@ -542,9 +572,9 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, again = 0;
 		int niov = 0, with_stack = w->ec && w->stack;
-		struct mem_iov iov[7];
-		if (extra && !attempt)
-			iov[niov++] = *extra; /* something the caller wants read in the same go (the thread list) */
+		struct mem_iov iov[8];
+		for (int i = 0; !attempt && i < nextra; i++)
+			iov[niov++] = extra[i]; /* what the caller wants read in the same go (the thread list, the GC's state) */
 		if (!*have_th)
 			iov[niov++] = (struct mem_iov){ thaddr, th, t->th_read_len };
 		if (with_stack) {
@@ -690,7 +720,19 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;
-	s->nframes_total += (uint32_t)r->nframes;
+	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
+		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */
+		static const char *const names[] = { "", "(garbage collection)", "(garbage collection: marking)",
+						     "(garbage collection: sweeping)", "(garbage collection: compacting)" };
+		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
+		ts->frames[0] = (struct ruby_frame){ intern(t, names[s->gc]), 0, 0, FRAME_GC };
+		if (ts->nframes > 1) {
+			ts->frames[0].path = ts->frames[1].path;
+			ts->frames[0].line = ts->frames[1].line;
+		}
+		ts->nframes++;
+	}
+	s->nframes_total += (uint32_t)ts->nframes;
 	s->nthreads++;
 }
 
@@ -701,6 +743,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->nthreads = 0;
 	s->nframes_total = 0;
 	s->torn = s->retried = s->salvaged = 0;
+	s->gc = GC_NONE;
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
@@ -717,19 +760,23 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	 * that headed it last time, so one thread costs one system call. If
 	 * another thread heads it now, that read is thrown away.
 	 */
-	int first_done = 0;
-	struct mem_iov list_iov = { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) };
+	int first_done = 0, nextra = 1;
+	uint32_t gcw = 0;
+	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
+	if (t->objspace)
+		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)gc_word(L), &gcw, sizeof(gcw) };
 	if (c->first_th) {
 		struct walk_slot *w = slot_of(c, c->first_th);
 		struct thread_read r;
 		int have_th = 0;
 		memset(lbuf, 0, sizeof(lbuf));
-		err = read_thread(t, c, w, th, &have_th, s->frames, (int)WALK_MAX_TOTAL, &r, &list_iov);
+		err = read_thread(t, c, w, th, &have_th, s->frames, (int)WALK_MAX_TOTAL - 1, &r, extra, nextra);
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)
 			return err;
 		list_parse(&a, lbuf, &head, &node, &owner);
+		s->gc = gc_phase(L, gcw);
 		if (have_th && node == c->first_th + (uint64_t)L->th_lt_node) {
 			node = word(th, L->th_lt_node);
 			finish_thread(t, s, w, th, owner, flags, err, &r);
@@ -737,9 +784,10 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		}
 	}
 	if (!first_done) {
-		if ((err = t->mem.readv(&t->mem, &list_iov, 1)))
+		if ((err = t->mem.readv(&t->mem, extra, nextra)))
 			return err == -EFAULT ? ERR_TORN : err;
 		list_parse(&a, lbuf, &head, &node, &owner);
+		s->gc = gc_phase(L, gcw);
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 	}
 	for (int guard = first_done; node && node != head && guard < WALK_MAX_THREADS; guard++) {
@@ -751,7 +799,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		if (room < 2) /* the sample is full: list the thread without frames */
 			err = mem_read(&t->mem, thaddr, th, t->th_read_len), have_th = !err;
 		else
-			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room, &r, NULL);
+			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room - 1, &r, NULL, 0);
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)

@@ -54,7 +54,10 @@ struct ruby_sample {
 	uint32_t torn;     /* threads left out: no consistent picture of their stack after retries */
 	uint32_t retried;  /* re-reads because the stack moved under the read */
 	uint32_t salvaged; /* threads kept from their frames older than both reads of ec->cfp */
+	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
 };
+
+enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
 
 enum {
 	WALK_KSTATE = 1, /* read each thread's kernel state */

@@ -9,19 +9,21 @@ check() { # check NAME COMMAND...: pass when the command succeeds
 	if "$@"; then ok "$name"; else not_ok "$name"; fi
 }
 
-# start_ruby VERSION SCRIPT: start SCRIPT under that Ruby, wait for its "ready" line; sets $pid and $script_path.
+# start_ruby VERSION SCRIPT [ARGS...]: start SCRIPT under that Ruby, wait for its "ready" line; sets $pid and
+# $script_path.
 start_ruby() {
 	local ver=$1 script=$2 root
+	shift 2
 	root=$("$top/scripts/ruby-chroot" "$ver" 2>"$work/chroot.err") || return 1
 	local out="$work/ruby-$ver.out"
 	if [ "$root" = / ]; then
 		script_path=$script
-		ruby "$script" >"$out" 2>&1 &
+		ruby "$script" "$@" >"$out" 2>&1 &
 	else
 		mkdir -p "$root/tmp/rbscope-it"
 		cp "$script" "$root/tmp/rbscope-it/"
 		script_path=/tmp/rbscope-it/$(basename "$script")
-		chroot "$root" ruby "$script_path" >"$out" 2>&1 &
+		chroot "$root" ruby "$script_path" "$@" >"$out" 2>&1 &
 	fi
 	pid=$!
 	pids="$pids $pid"

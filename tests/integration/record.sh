@@ -129,3 +129,26 @@ if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 		sh -c "test \$(grep -c '%.*%' '$work/top4.txt') = 4 && grep -q '^([0-9]* more)$' '$work/top4.txt'"
 	stop_ruby "$pid"
 fi
+
+# GC in every profile: a sample taken while the VM collects gets a GC frame with its phase, over the frame that
+# allocated; its share agrees with stackprof's on the same process, same seconds (within 5 pp).
+if start_ruby 3.1 "$top/tests/integration/ruby/gc.rb" stackprof 6; then
+	"$RBSCOPE" record -p "$pid" -r 1000 -d 5 -f collapsed -o "$work/gc.col" 2>/dev/null
+	for _ in $(seq 50); do grep -q '^stackprof' "$work/ruby-3.1.out" && break; sleep 0.2; done
+	sp=$(sed -n 's/^stackprof .*GC \([0-9.]*\)%$/\1/p' "$work/ruby-3.1.out")
+	ours=$(awk '{ n = $NF; total += n; if ($0 ~ /\(garbage collection/) gc += n } END { printf "%.2f", 100 * gc / total }' "$work/gc.col")
+	check "gc: GC frames with their phase, over the allocating frame (marking and sweeping)" \
+		sh -c "grep -q -E 'block in Object#churn \([^)]*\);\(garbage collection: marking\)' '$work/gc.col' &&
+			grep -q -E ';\(garbage collection: sweeping\)' '$work/gc.col'"
+	check "gc: GC share ${ours}% against stackprof's ${sp:-?}% on the same run: within 5 pp" \
+		awk -v a="$ours" -v b="$sp" 'BEGIN { d = a - b; exit !(b != "" && d * d <= 25) }'
+	stop_ruby "$pid"
+fi
+for ver in 3.3 2.7 3.4; do
+	start_ruby "$ver" "$top/tests/integration/ruby/gc.rb" || continue
+	"$RBSCOPE" record -p "$pid" -r 500 -d 2 -f collapsed -o "$work/gc-$ver.col" 2>/dev/null
+	ours=$(awk '{ n = $NF; total += n; if ($0 ~ /\(garbage collection/) gc += n } END { printf "%.2f", 100 * gc / total }' "$work/gc-$ver.col")
+	check "gc: ruby $ver: GC frames with their phase (${ours}% of the samples)" \
+		sh -c "grep -q ';(garbage collection: marking)' '$work/gc-$ver.col' && grep -q ';(garbage collection: sweeping)' '$work/gc-$ver.col'"
+	stop_ruby "$pid"
+done

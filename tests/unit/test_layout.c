@@ -58,6 +58,8 @@ static void test_newer_patch_release(void **state)
 	assert_ptr_equal(ruby_layout_find("4.0.0", NULL), ruby_layout_find("4.0.5", NULL));
 	assert_ptr_not_equal(ruby_layout_find("4.0.5", NULL), ruby_layout_find("4.0.6", NULL));
 	assert_int_equal(ruby_layout_find("4.0.6", NULL)->th_name - ruby_layout_find("4.0.5", NULL)->th_name, 8);
+	/* and 3.1.5 moved rb_vm_t's objspace */
+	assert_int_equal(ruby_layout_find("3.1.5", NULL)->vm_objspace - ruby_layout_find("3.1.4", NULL)->vm_objspace, 8);
 }
 
 static void test_other_versions_have_none(void **state)
