@@ -1,4 +1,4 @@
-/* waits.c: the Ruby methods that wait (sleep, locks, queues, I/O readiness, children): idle, not work. */
+/* waits.c: Ruby methods the walker treats apart: those that wait (idle, not work), those that switch fibers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,4 +35,22 @@ int ruby_wait_method(const char *name)
 		qsort(sorted, n, sizeof(*sorted), cmp);
 	}
 	return bsearch(&name, sorted, n, sizeof(*sorted), cmp) != NULL;
+}
+
+/*
+ * A thread in one of these has left its execution context for another fiber's
+ * (or, returning, came back into it): nothing runs above them in their own
+ * context, so a frame read there is one the thread returned from before.
+ */
+static const char *const SWITCHES[] = {
+	"Fiber#resume", "Fiber.yield", "Fiber#transfer", "Fiber#raise", "Fiber#kill", "Enumerator#next",
+	"Enumerator#peek", "Enumerator#next_values", "Enumerator#peek_values", NULL,
+};
+
+int ruby_switch_method(const char *name)
+{
+	for (int i = 0; SWITCHES[i]; i++)
+		if (!strcmp(name, SWITCHES[i]))
+			return 1;
+	return 0;
 }

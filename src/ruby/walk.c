@@ -141,6 +141,7 @@ static int local_me(struct ruby_target *t, uint64_t specval, uint64_t *me)
 #define VS_MAX (64u << 10)       /* value-stack bytes read speculatively; deeper eps are read after */
 #define HEAP_ENVS 4
 #define AGAIN_FRAMES (2 * SLACK_FRAMES + 4) /* frames from the planned region's start read a second time */
+#define VS_HEAD 2048             /* value-stack bytes below the planned top read with the innermost frames */
 
 struct walk_slot {
 	uint64_t th, ec;
@@ -410,23 +411,40 @@ static void list_parse(const struct list_area *a, const unsigned char *buf, uint
 	*owner = word(buf, a->ooff - a->lo);
 }
 
-/* Does the method named by string id name wait? Cached per name in t->waits (value: answer + 1). */
-static int is_wait(struct ruby_target *t, uint32_t name)
+enum { METHOD_WAITS = 1, METHOD_SWITCHES = 2 };
+
+/* What the method named by string id is (METHOD_*), cached per name in t->waits (value: flags + 1). */
+static int method_class(struct ruby_target *t, uint32_t name)
 {
 	uint64_t *hit = map_get(&t->waits, name);
 	if (hit)
 		return (int)*hit - 1;
-	int w = ruby_wait_method(strtab_get(&t->strs, name));
-	map_put(&t->waits, name, (uint64_t)w + 1);
-	return w;
+	const char *s = strtab_get(&t->strs, name);
+	int c = (ruby_wait_method(s) ? METHOD_WAITS : 0) | (ruby_switch_method(s) ? METHOD_SWITCHES : 0);
+	map_put(&t->waits, name, (uint64_t)c + 1);
+	return c;
+}
+
+/* Is magic one of the frame types a control frame can have? */
+static int known_magic(const struct ruby_layout *L, uint64_t magic)
+{
+	const int64_t m[] = { L->frame_magic_method, L->frame_magic_block, L->frame_magic_class, L->frame_magic_top,
+			      L->frame_magic_cfunc, L->frame_magic_ifunc, L->frame_magic_eval, L->frame_magic_rescue,
+			      L->frame_magic_dummy };
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (magic == (uint64_t)m[i])
+			return 1;
+	return 0;
 }
 
 /*
  * Name n frames (innermost first) from their control frames and env words;
  * skip > 0 adds a "(truncated)" frame for the outer frames left out.
+ * *dropped counts the frames left out because they did not read as frames
+ * (written over while they were read: only when not trusted).
  */
 static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		       int trusted, struct ruby_frame *out)
+		       int trusted, struct ruby_frame *out, int *dropped)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -437,13 +455,17 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
 		struct ruby_frame *f = &out[k];
 		memset(f, 0, sizeof(*f));
-		if (magic == (uint64_t)L->frame_magic_cfunc && iseq)
-			continue; /* a C frame has no iseq: the env is another frame's */
+		if (!known_magic(L, magic) || (magic == (uint64_t)L->frame_magic_cfunc && iseq)) {
+			*dropped += !trusted; /* not a frame's env (a C frame has no iseq): another frame's, or garbled */
+			continue;
+		}
 		if (magic == (uint64_t)L->frame_magic_cfunc) {
 			f->kind = FRAME_CFUNC;
 			f->name = method_name(t, eps[i][0], 0);
-			if (!f->name && !trusted)
-				continue; /* garbled by the thread returning under the read: leave it out */
+			if (!f->name && !trusted) {
+				++*dropped; /* garbled by the thread returning under the read: leave it out */
+				continue;
+			}
 			if (!f->name)
 				f->name = intern(t, "(unknown C method)");
 			f->line = -1;
@@ -453,8 +475,10 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
 			continue;
 		struct iseq_info *is = iseq_get_at(t, iseq, pc);
-		if (!is)
+		if (!is) {
+			*dropped += !trusted;
 			continue;
+		}
 		name_iseq_frame(t, is, magic, eps[i], trusted, f);
 		f->line = iseq_line(is, pc);
 		k++;
@@ -470,10 +494,24 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 			out[i].line = out[last].line;
 		}
 	}
-	/* Methods that wait are idle, not work (decided once per name: the cache holds the answer). */
-	for (int i = 0; i < k; i++)
-		if (out[i].kind != FRAME_TRUNCATED && is_wait(t, out[i].name))
+	/*
+	 * Methods that wait are idle, not work. Frames above one that switches
+	 * fibers are ones its thread returned from before it switched: read after
+	 * the switch (the stack moved under the read), left out.
+	 */
+	for (int i = 0; i < k; i++) {
+		if (out[i].kind == FRAME_TRUNCATED)
+			continue;
+		int cls = method_class(t, out[i].name);
+		if (cls & METHOD_WAITS)
 			out[i].kind = FRAME_WAIT;
+		if ((cls & METHOD_SWITCHES) && i > 0) {
+			*dropped += i;
+			memmove(out, out + i, (size_t)(k - i) * sizeof(*out));
+			k -= i;
+			i = 0;
+		}
+	}
 	return k;
 }
 
@@ -570,9 +608,9 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	int err;
 	memset(r, 0, sizeof(*r));
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
-		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, again = 0;
+		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, cfpm = 0, again = 0, ec_pre = 0;
 		int niov = 0, with_stack = w->ec && w->stack;
-		struct mem_iov iov[8];
+		struct mem_iov iov[11];
 		for (int i = 0; !attempt && i < nextra; i++)
 			iov[niov++] = extra[i]; /* what the caller wants read in the same go (the thread list, the GC's state) */
 		if (!*have_th)
@@ -584,12 +622,28 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 			again = fhi - flo < AGAIN_FRAMES * csz ? fhi - flo : AGAIN_FRAMES * csz;
 			if ((err = grow(c, (size_t)(fhi - flo + vhi - vlo + again), 0)))
 				return err;
+			/*
+			 * The innermost frames and the top of the value stack (their env
+			 * words: a C frame's method entry) right after ec->cfp, in the same
+			 * call but first: a frame that returns meanwhile is read before the
+			 * next call at its depth writes over it. Then the rest.
+			 */
+			uint64_t fhead = again, vhead = vhi - vlo < VS_HEAD ? vhi - vlo : VS_HEAD;
+			unsigned char *vbuf = c->buf + (fhi - flo);
+			/* the thread's execution context (its fiber) just before the frame pointer: the two together */
+			iov[niov++] = (struct mem_iov){ thaddr + (uint64_t)L->th_ec, &ec_pre, 8 };
 			iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
-			iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)(fhi - flo) };
-			if (vhi > vlo)
-				iov[niov++] = (struct mem_iov){ vlo, c->buf + (fhi - flo), (size_t)(vhi - vlo) };
-			iov[niov++] = (struct mem_iov){ flo, c->buf + (fhi - flo) + (vhi - vlo), (size_t)again };
+			iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)fhead };
+			if (vhead)
+				iov[niov++] = (struct mem_iov){ vhi - vhead, vbuf + (vhi - vlo - vhead), (size_t)vhead };
+			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfpm, 8 };
+			if (fhi - flo > fhead)
+				iov[niov++] = (struct mem_iov){ flo + fhead, c->buf + fhead, (size_t)(fhi - flo - fhead) };
+			if (vhi - vlo > vhead)
+				iov[niov++] = (struct mem_iov){ vlo, vbuf, (size_t)(vhi - vlo - vhead) };
+			iov[niov++] = (struct mem_iov){ flo, vbuf + (vhi - vlo), (size_t)again };
 			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
+
 		}
 		err = niov ? t->mem.readv(&t->mem, iov, niov) : 0;
 		if (err == -EFAULT && with_stack) {
@@ -603,6 +657,12 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
 		if (!ec || status == (unsigned)L->thread_killed)
 			return 0;
+		if (with_stack && ec_pre != ec && ec_pre) {
+			/* Another fiber runs: the frames read are a suspended one's. Read the running one's instead,
+			   from the start (never stitched from both). */
+			ec = ec_pre;
+			r->retried++;
+		}
 		if (!with_stack || ec != w->ec) {
 			if ((err = learn_ec(t, w, ec)) && err != ERR_TORN)
 				return err == -EFAULT ? ERR_TORN : err;
@@ -623,14 +683,6 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 				return ERR_TORN;
 			continue;
 		}
-		/*
-		 * The stack as of the first read of ec->cfp. If the thread went deeper
-		 * meanwhile, those frames are untouched. If it returned, the frames it
-		 * left are read as they were unless something was pushed over them in
-		 * the microsecond of the read; each frame is validated as it is named.
-		 * (Taking the shallower of the two would bias every salvaged sample
-		 * towards callers.)
-		 */
 		uint64_t top = ok1 ? cfp1 : cfp2;
 		int n = (int)((end - top) / csz), skip = 0;
 		if (n > WALK_MAX_FRAMES) {
@@ -642,15 +694,32 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 			n = room - 1;
 		}
 		int covered = top >= flo && top + (uint64_t)n * csz <= fhi;
-		int torn = cfp1 != cfp2;
-		/* The same frame pointer both times, but did the innermost frames change under it? */
-		const unsigned char *first = c->buf + (top - flo), *second = c->buf + (fhi - flo) + (vhi - vlo) + (top - flo);
-		for (uint64_t i = 0; covered && !torn && i < 4 && i < (uint64_t)n && top - flo + (i + 1) * csz <= again; i++)
-			torn = word(first + i * csz, L->cfp_iseq) != word(second + i * csz, L->cfp_iseq) ||
-			       word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
-			       word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
+		/*
+		 * The stack as of the first read of ec->cfp. The innermost frames and
+		 * their env words were read right after it, then ec->cfp once more:
+		 * the same, and those frames are the stack at that instant (a return
+		 * and a call at the same depth in between would make it a later one,
+		 * as good). The outer frames, read later, are as they were unless the
+		 * thread returned past the innermost ones: the last read of ec->cfp
+		 * tells. Otherwise salvaged: kept, each frame validated as it is named.
+		 */
+		int torn = cfpm != cfp1 || !ok1 || !ok2 || cfp2 >= flo + again;
+		if (!torn) {
+			/* and the innermost frames, read twice, did not change under the read */
+			const unsigned char *first = c->buf + (top - flo), *second = c->buf + (fhi - flo) + (vhi - vlo) + (top - flo);
+			for (uint64_t i = 0; i < 4 && i < (uint64_t)n && top - flo + (i + 1) * csz <= again && cfp2 <= top; i++)
+				torn = torn || word(first + i * csz, L->cfp_iseq) != word(second + i * csz, L->cfp_iseq) ||
+				       word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
+				       word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
+		}
 		w->cfp = ok2 ? cfp2 : cfp1;
-		if ((torn || !covered) && attempt < RETRIES) {
+		/*
+		 * No second try for a stack that moved: a read taken later would be a
+		 * sample of a later instant, and stacks that move under a read are
+		 * those in short calls, which retrying would leave out (their time went
+		 * to their callers). Only a read that missed the frames is repeated.
+		 */
+		if (!covered && attempt < RETRIES) {
 			r->retried++;
 			*have_th = 1;
 			continue;
@@ -671,8 +740,9 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 				sp_max = sp;
 		}
 		w->vs_top = sp_max;
-		r->salvaged = torn;
-		r->nframes = name_frames(t, cfps, c->eps, n, skip, !torn, out);
+		int dropped = 0;
+		r->nframes = name_frames(t, cfps, c->eps, n, skip, !torn, out, &dropped);
+		r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
 		/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
 		   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
 		r->unreadable = !r->nframes;
@@ -726,10 +796,6 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 						     "(garbage collection: sweeping)", "(garbage collection: compacting)" };
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
 		ts->frames[0] = (struct ruby_frame){ intern(t, names[s->gc]), 0, 0, FRAME_GC };
-		if (ts->nframes > 1) {
-			ts->frames[0].path = ts->frames[1].path;
-			ts->frames[0].line = ts->frames[1].line;
-		}
 		ts->nframes++;
 	}
 	s->nframes_total += (uint32_t)ts->nframes;

@@ -53,7 +53,7 @@ struct ruby_sample {
 	uint32_t nframes_total;
 	uint32_t torn;     /* threads left out: no consistent picture of their stack after retries */
 	uint32_t retried;  /* re-reads because the stack moved under the read */
-	uint32_t salvaged; /* threads kept from their frames older than both reads of ec->cfp */
+	uint32_t salvaged; /* threads kept without frames that did not read as frames (the stack moved under the read) */
 	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
 };
 
@@ -72,6 +72,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 const char *ruby_thread_state_name(int state);
 /* Is name ("Kernel#sleep", "Thread::Queue#pop"...) a method that waits: sleep, locks, queues, I/O readiness, children? */
 int ruby_wait_method(const char *name);
+/* Does name switch fibers (Fiber#resume, Fiber.yield, Enumerator#next...)? Nothing runs above it in its context. */
+int ruby_switch_method(const char *name);
 /* Free the walker's per-thread memory (ruby_target_flush and detach call it). */
 void ruby_walk_free(struct ruby_target *t);
 

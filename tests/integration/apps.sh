@@ -1,0 +1,68 @@
+# apps.sh: real applications from Debian: a Sinatra app on Puma in cluster mode under wrk (loopback, bounded), and
+# rubocop, CPU-bound over Ruby's standard library (sourced by run).
+
+apps=$top/tests/integration/apps
+missing=""
+for cmd in puma wrk rubocop; do command -v $cmd >/dev/null || missing="$missing $cmd"; done
+ruby -e 'require "sinatra/base"' 2>/dev/null || missing="$missing ruby-sinatra"
+if [ -n "$missing" ]; then
+	skipped "apps: not installed:$missing"
+else
+	port=$((20000 + $$ % 20000))
+	(cd "$apps" && RBSCOPE_TEST_PORT=$port exec puma -C puma.rb config.ru) >"$work/puma.out" 2>&1 &
+	master=$!
+	pids="$pids $master"
+	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/puma.out")" -ge 2 ] && break; sleep 0.1; done
+	workers=$(pgrep -P $master | tr '\n' ' ')
+	# Load for the whole section, bounded (wrk stops by itself), loopback only.
+	wrk -t2 -c8 -d40s "http://127.0.0.1:$port/json" >"$work/wrk.out" 2>&1 &
+	wrkpid=$!
+	sleep 0.5
+
+	"$RBSCOPE" record -p $master -s -r 200 -d 4 -f collapsed -o "$work/puma.col" 2>"$work/puma.err"
+	nworkers=$(grep -o '^process [0-9]* puma: cluster worker' "$work/puma.col" | sort -u | wc -l)
+	check "apps: puma cluster, -s: both workers sampled, each under its own process root ($nworkers)" test "$nworkers" = 2
+	check "apps: puma cluster: the route's frame (GET /json) under load ($(grep -c 'GET /json (' "$work/puma.col") stacks; $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/json"))" \
+		grep -q "GET /json (" "$work/puma.col"
+	check "apps: puma cluster: GC frames with their phase" grep -q ';(garbage collection: \(marking\|sweeping\))' "$work/puma.col"
+	unknown=$(awk '{ n = $NF; t += n; if ($0 ~ /\(unknown/) u += n } END { printf "%.2f", 100 * u / t }' "$work/puma.col")
+	check "apps: puma cluster: (unknown ...) frames in ${unknown}% of samples (<= 0.1%)" \
+		awk -v u="$unknown" 'BEGIN { exit !(u <= 0.1) }'
+
+	w=${workers%% *}
+	"$RBSCOPE" snapshot -p "$w" >"$work/worker.txt" 2>&1
+	check "apps: puma worker: its main thread has the worker's own tid, every thread a kernel state" \
+		sh -c "grep -q '^Thread 1 \"main\" tid=$w ' '$work/worker.txt' && ! grep -q 'kernel: ?' '$work/worker.txt'"
+	"$RBSCOPE" record -p "$w" --on-cpu -r 500 -d 2 -f collapsed -o "$work/worker.col" 2>/dev/null
+	check "apps: puma worker, --on-cpu: request code on CPU, no thread that waits" \
+		sh -c "grep -q 'GET /json\|JSON.generate' '$work/worker.col' && ! grep -q 'Kernel#sleep\|IO.select\|ConditionVariable#wait\|Mutex#sleep' '$work/worker.col'"
+	"$RBSCOPE" record -p $master -r 100 -d 0.5 -f collapsed -o /dev/null 2>"$work/master.err"
+	check "apps: puma master without -s: a hint names its two workers" \
+		grep -q "^hint: process $master has 2 Ruby child processes" "$work/master.err"
+
+	# A worker killed while -s records: Puma starts another, and the recording follows it.
+	"$RBSCOPE" record -p $master -s -r 200 -d 6 -f collapsed -o "$work/respawn.col" 2>"$work/respawn.err" &
+	rp=$!
+	sleep 1.5
+	kill -9 "$w"
+	wait $rp
+	new=$(pgrep -P $master | grep -v -x -F "$(echo "$workers" | tr ' ' '\n')" | head -n 1)
+	check "apps: puma: -s follows the worker Puma starts after one is killed (pid ${new:-none})" \
+		sh -c "test -n '$new' && grep -q '^process $new puma: cluster worker' '$work/respawn.col'"
+	kill $wrkpid 2>/dev/null
+	wait $wrkpid 2>/dev/null
+	kill -TERM $master 2>/dev/null
+	wait $master 2>/dev/null
+
+	# rubocop over a copy of Ruby's standard library: names, and nothing unknown.
+	mkdir -p "$work/rc"
+	libdir=$(ruby -e 'print RbConfig::CONFIG["rubylibdir"]')
+	cp -r "$libdir/net" "$libdir"/[a-o]*.rb "$work/rc/"
+	(cd "$work/rc" && "$RBSCOPE" record -r 500 -f collapsed -o "$work/rubocop.col" -- rubocop --cache false --format offenses . \
+		>/dev/null 2>"$work/rubocop.err")
+	unknown=$(awk '{ n = $NF; t += n; if ($0 ~ /\(unknown/) u += n } END { printf "%.2f", t ? 100 * u / t : 100 }' "$work/rubocop.col")
+	check "apps: rubocop: its own methods named (RuboCop::Cop::Commissioner, Parser::Lexer#advance), GC frames" \
+		sh -c "grep -q 'RuboCop::Cop::Commissioner#' '$work/rubocop.col' && grep -q 'Parser::Lexer#advance' '$work/rubocop.col' &&
+			grep -q '(garbage collection: ' '$work/rubocop.col'"
+	check "apps: rubocop: (unknown ...) frames in ${unknown}% of samples (<= 0.1%)" awk -v u="$unknown" 'BEGIN { exit !(u <= 0.1) }'
+fi

@@ -1,0 +1,3 @@
+# config.ru: the Rack entry of tests/integration/apps/app.rb.
+require_relative "app"
+run ShopApp
