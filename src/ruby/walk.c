@@ -101,6 +101,17 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	return sid;
 }
 
+/* Is me a method entry (an IMEMO ment, or the svar that holds one)? */
+static int is_method_entry(struct ruby_target *t, uint64_t me)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t flags;
+	if (ruby_type_of(t, me, &flags) != L->t_imemo)
+		return 0;
+	uint64_t type = (flags >> L->fl_ushift) & (uint64_t)L->imemo_mask;
+	return type == (uint64_t)L->imemo_ment || type == (uint64_t)L->imemo_svar;
+}
+
 /* "block (2 levels) in bar" + "Foo#bar" -> "block (2 levels) in Foo#bar" */
 static uint32_t qualify_block(struct ruby_target *t, uint32_t label, uint32_t method)
 {
@@ -462,8 +473,10 @@ static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_
 		if (magic == (uint64_t)L->frame_magic_cfunc) {
 			f->kind = FRAME_CFUNC;
 			f->name = method_name(t, eps[i][0], 0);
-			if (!f->name && !trusted) {
-				++*dropped; /* garbled by the thread returning under the read: leave it out */
+			if (!f->name && (!trusted || !is_method_entry(t, eps[i][0]))) {
+				/* garbled by the thread returning under the read (a live C frame's env always holds its
+				   method entry: one that does not was written over as it was read): leave it out */
+				++*dropped;
 				continue;
 			}
 			if (!f->name)
@@ -540,11 +553,13 @@ static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
  * heap envs (keyed by ep and iseq), or in one more readv.
  */
 static int gather_eps(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const unsigned char *cfps,
-		      int n, const unsigned char *vs, uint64_t vlo, uint64_t vhi)
+		      int n, const unsigned char *vs, uint64_t vlo, uint64_t vhi, uint64_t top, int *moved)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
-	int niov = 0;
+	int niov = 0, late = 0;
+	uint64_t cfp_late = 0;
+	*moved = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t ep = word(cfps + (size_t)i * csz, L->cfp_ep), iseq = word(cfps + (size_t)i * csz, L->cfp_iseq);
 		memset(c->eps[i], 0, sizeof(c->eps[i]));
@@ -558,15 +573,23 @@ static int gather_eps(struct ruby_target *t, struct walk_cache *c, struct walk_s
 		for (int j = 0; j < HEAP_ENVS && !hit; j++)
 			if (w->heap[j].ep == ep && w->heap[j].iseq == iseq)
 				memcpy(c->eps[i], w->heap[j].w, sizeof(c->eps[i])), hit = 1;
-		if (!hit)
+		if (!hit) {
 			c->iov[niov++] = (struct mem_iov){ ep - 16, c->eps[i], sizeof(c->eps[i]) };
+			late |= ep >= w->stack && ep < w->end;
+		}
 	}
 	if (!niov)
 		return 0;
+	/* Env words on the VM stack read now, after the frames: valid if the stack did not move meanwhile. */
+	if (late)
+		c->iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp_late, 8 };
 	int err = t->mem.readv(&t->mem, c->iov, niov);
+	if (!err && late && cfp_late != top)
+		*moved = 1;
 	if (err == -EFAULT) {
 		/* Some ep was garbage (a frame rewritten under the read): keep what reads, zero the rest. */
-		for (int i = 0; i < niov; i++)
+		*moved = 1;
+		for (int i = 0; i < niov - late; i++)
 			if ((err = mem_read(&t->mem, c->iov[i].addr, c->iov[i].buf, c->iov[i].len)) == ERR_GONE)
 				return err;
 			else if (err)
@@ -731,8 +754,10 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		if ((err = grow(c, 0, (size_t)n)))
 			return err;
 		const unsigned char *cfps = c->buf + (top - flo);
-		if ((err = gather_eps(t, c, w, cfps, n, c->buf + (fhi - flo), vlo, vhi)))
+		int moved = 0;
+		if ((err = gather_eps(t, c, w, cfps, n, c->buf + (fhi - flo), vlo, vhi, top, &moved)))
 			return err == -EFAULT ? ERR_TORN : err;
+		torn |= moved;
 		uint64_t sp_max = 0;
 		for (int i = 0; i < n; i++) {
 			uint64_t sp = word(cfps + (size_t)i * csz, L->cfp_sp);

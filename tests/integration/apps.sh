@@ -14,10 +14,13 @@ else
 	pids="$pids $master"
 	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/puma.out")" -ge 2 ] && break; sleep 0.1; done
 	workers=$(pgrep -P $master | tr '\n' ' ')
-	# Load for the whole section, bounded (wrk stops by itself), loopback only.
-	wrk -t2 -c8 -d40s "http://127.0.0.1:$port/json" >"$work/wrk.out" 2>&1 &
-	wrkpid=$!
-	sleep 0.5
+	# load SECS: load from wrk for SECS seconds, in the background, bounded (wrk stops by itself), loopback only.
+	load() {
+		wrk -t2 -c8 -d"$1"s "http://127.0.0.1:$port/json" >>"$work/wrk.out" 2>&1 &
+		wrkpid=$!
+		sleep 0.5
+	}
+	load 5
 
 	"$RBSCOPE" record -p $master -s -r 200 -d 4 -f collapsed -o "$work/puma.col" 2>"$work/puma.err"
 	nworkers=$(grep -o '^process [0-9]* puma: cluster worker' "$work/puma.col" | sort -u | wc -l)
@@ -33,22 +36,27 @@ else
 	"$RBSCOPE" snapshot -p "$w" >"$work/worker.txt" 2>&1
 	check "apps: puma worker: its main thread has the worker's own tid, every thread a kernel state" \
 		sh -c "grep -q '^Thread 1 \"main\" tid=$w ' '$work/worker.txt' && ! grep -q 'kernel: ?' '$work/worker.txt'"
-	"$RBSCOPE" record -p "$w" --on-cpu -r 500 -d 2 -f collapsed -o "$work/worker.col" 2>/dev/null
-	check "apps: puma worker, --on-cpu: request code on CPU, no thread that waits" \
-		sh -c "grep -q 'GET /json\|JSON.generate' '$work/worker.col' && ! grep -q 'Kernel#sleep\|IO.select\|ConditionVariable#wait\|Mutex#sleep' '$work/worker.col'"
+	wait $wrkpid
+	load 3
+	"$RBSCOPE" record -p $master -s --on-cpu -r 500 -d 2 -f collapsed -o "$work/worker.col" 2>"$work/oncpu.err"
+	waiting=$(grep -E '(Kernel#sleep|IO\.select|ConditionVariable#wait|Mutex#sleep|NIO::Selector#select) \([^;]*\) [0-9]+$' "$work/worker.col" | head -n 1)
+	check "apps: puma workers, --on-cpu: request code on CPU ($(grep -c 'GET /json\|JSON.generate' "$work/worker.col") of $(grep -c . "$work/worker.col") stacks; $(tail -n 1 "$work/oncpu.err")), no thread that waits (${waiting:-none})" \
+		sh -c "grep -q 'GET /json\|JSON.generate' '$work/worker.col' && test -z '$waiting'"
 	"$RBSCOPE" record -p $master -r 100 -d 0.5 -f collapsed -o /dev/null 2>"$work/master.err"
 	check "apps: puma master without -s: a hint names its two workers" \
 		grep -q "^hint: process $master has 2 Ruby child processes" "$work/master.err"
 
+	wait $wrkpid
 	# A worker killed while -s records: Puma starts another, and the recording follows it.
-	"$RBSCOPE" record -p $master -s -r 200 -d 6 -f collapsed -o "$work/respawn.col" 2>"$work/respawn.err" &
+	load 9
+	"$RBSCOPE" record -p $master -s -r 200 -d 8 -f collapsed -o "$work/respawn.col" 2>"$work/respawn.err" &
 	rp=$!
 	sleep 1.5
 	kill -9 "$w"
 	wait $rp
 	new=$(pgrep -P $master | grep -v -x -F "$(echo "$workers" | tr ' ' '\n')" | head -n 1)
-	check "apps: puma: -s follows the worker Puma starts after one is killed (pid ${new:-none})" \
-		sh -c "test -n '$new' && grep -q '^process $new puma: cluster worker' '$work/respawn.col'"
+	check "apps: puma: -s follows the worker Puma starts after one is killed (pid ${new:-none}; $(grep -o '^process [0-9]*' "$work/respawn.col" | sort -u | tr '\n' ' '))" \
+		sh -c "test -n '$new' && grep -q '^process $new ' '$work/respawn.col'"
 	kill $wrkpid 2>/dev/null
 	wait $wrkpid 2>/dev/null
 	kill -TERM $master 2>/dev/null
