@@ -633,7 +633,8 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, cfpm = 0, again = 0, ec_pre = 0;
 		int niov = 0, with_stack = w->ec && w->stack;
-		struct mem_iov iov[11];
+		/* at most: 2 extras, th, the context, ec, the 2 heads, ec->cfp, the 2 rests, the innermost again, ec->cfp */
+		struct mem_iov iov[12];
 		for (int i = 0; !attempt && i < nextra; i++)
 			iov[niov++] = extra[i]; /* what the caller wants read in the same go (the thread list, the GC's state) */
 		if (!*have_th)
