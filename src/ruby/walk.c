@@ -728,7 +728,7 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		 * tells. Otherwise salvaged: kept, each frame validated as it is named.
 		 */
 		int torn = cfpm != cfp1 || !ok1 || !ok2 || cfp2 >= flo + again;
-		if (!torn) {
+		if (!torn && covered) { /* (not covered: read again below, never compared) */
 			/* and the innermost frames, read twice, did not change under the read */
 			const unsigned char *first = c->buf + (top - flo), *second = c->buf + (fhi - flo) + (vhi - vlo) + (top - flo);
 			for (uint64_t i = 0; i < 4 && i < (uint64_t)n && top - flo + (i + 1) * csz <= again && cfp2 <= top; i++)
