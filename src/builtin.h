@@ -5,10 +5,13 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "lib/opt.h"
+
 /*
- * To add a subcommand: write builtin/<name>.c with cmd_<name>(argc, argv)
- * and usage_<name>, declare both here, and add a row to commands[] in
- * rbscope.c. A command returns an exit code from lib/err.h.
+ * To add a subcommand: write builtin/<name>.c with cmd_<name>(argc, argv),
+ * its options declared as data (lib/opt.h) and parsed by builtin_parse(),
+ * declare it here, and add a row to commands[] in rbscope.c. A command
+ * returns an exit code from lib/err.h; `rbscope help CMD` runs it with --help.
  */
 int cmd_snapshot(int argc, char **argv);
 int cmd_record(int argc, char **argv);
@@ -25,10 +28,6 @@ int cmd_heapdump(int argc, char **argv);
 int cmd_probes(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
 
-extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[], usage_layout[], usage_heap[],
-	usage_version[], usage_trace[], usage_backtraces[], usage_gcstat[], usage_eval[], usage_heapdump[],
-	usage_probes[], usage_latency[];
-
 /*
  * builtin/stop.c: after builtin_catch_stop(), SIGINT and SIGTERM set builtin_stop, which the live
  * commands (record, top, trace, latency) check to write what they have and end with exit 0.
@@ -36,17 +35,52 @@ extern const char usage_snapshot[], usage_record[], usage_report[], usage_top[],
 extern volatile sig_atomic_t builtin_stop;
 void builtin_catch_stop(void);
 
+/*
+ * Parse a command's options (builtin/common.c). 0: go on, its arguments from argv[*first]. Else the
+ * command ends with *code: EXIT_OK after printing its usage for --help, or an exit code after a
+ * one-line error and a hint.
+ */
+int builtin_parse(const struct opt_cmd *cmd, int argc, char **argv, int *first, int *code);
+/* 0 when no argument is left from first on; else prints the first and returns EXIT_USAGE. */
+int builtin_no_args(int argc, char **argv, int first);
+/* 0 when -p was given (pid != 0); else prints what is missing and returns EXIT_USAGE. */
+int builtin_need_pid(int pid);
+/*
+ * Attach with builtin_attach_opts (--ruby-version), a one-line error and hint on failure and a note
+ * when a newer patch release is read with an older table; returns 0 or an exit code.
+ */
+struct ruby_target;
+struct ruby_attach_opts;
+extern struct ruby_attach_opts builtin_attach_opts;
+int builtin_attach(struct ruby_target *t, int pid);
+/* A hint on stderr naming pid's Ruby descendants, which the command left out, and the remedy. */
+void builtin_hint_children(int pid, const char *remedy);
+
+/* Options several commands share. */
+#define BUILTIN_OPT_RUBY_VERSION \
+	OPT_STRING(0, "ruby-version", &builtin_attach_opts.version, "X.Y.Z", \
+		   "read it with that release's layout, whatever it says it runs")
+#define BUILTIN_OPT_FORMAT(v) \
+	OPT_CALL('f', "format", (v), "FORMAT", \
+		 "flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n" \
+		 "collapsed, summary, summary-by-line (`rbscope help formats`)", builtin_opt_format)
+#define BUILTIN_OPT_FLAME \
+	OPT_CALL(0, "flame-min-width", NULL, "F", "leave out frames narrower than F of all samples (default 0.0001)", \
+		 builtin_opt_min_width), \
+	OPT_STRING(0, "title", &output_options.title, "TEXT", "the flame graph's title")
+/* -f FORMAT into *(const struct output_format **)data; --flame-min-width F into output_options */
+int builtin_opt_format(struct opt_parser *p, void *data, const char *arg);
+int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg);
+
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;
-/* Parse --flame-min-width into output_options; 0, or prints an error and returns EXIT_USAGE. */
-int parse_min_width(const char *s);
 /*
  * Settle *fmt (given, else from *path's ending, else flamegraph) and *path:
  * with no path, a non-text format, a terminal on stdout and a stem, stem +
  * the format's ending, made in buf. A path whose ending names no format (and
  * no -f) is an error: 0 or EXIT_USAGE, printed.
  */
-int choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
+int builtin_choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap);
 /*
  * An output file opened (and so checked) before a recording starts, but not
  * truncated until outfile_begin(): a recording that never starts leaves a file
@@ -63,22 +97,9 @@ int outfile_begin(struct outfile *o);
 void outfile_abandon(struct outfile *o);
 /* Write p in fmt to path (stdout when NULL), or to o, flushed and closed; the exit code, errors reported. */
 struct profile;
-int write_profile(const struct output_format *fmt, const struct profile *p, const char *path);
-int write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o);
+int builtin_write_profile(const struct output_format *fmt, const struct profile *p, const char *path);
+int builtin_write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o);
 /* `rbscope help formats` */
-void list_formats(FILE *f);
-
-/* Parse a pid argument; 0 and *pid, or prints an error and returns EXIT_USAGE. */
-int parse_pid(const char *s, int *pid);
-/*
- * Attach with builtin_attach's options (--ruby-version), a one-line error and hint on failure and
- * a note when a newer patch release is read with an older table; returns 0 or an exit code.
- */
-struct ruby_target;
-struct ruby_attach_opts;
-extern struct ruby_attach_opts builtin_attach;
-int attach_or_report(struct ruby_target *t, int pid);
-/* A hint on stderr naming pid's Ruby descendants, which the command left out, and the remedy. */
-void hint_children(int pid, const char *remedy);
+void builtin_list_formats(FILE *f);
 
 #endif

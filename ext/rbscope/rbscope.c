@@ -4,31 +4,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-VALUE agent_module;
-
-struct call_args {
-	ID meth;
-	int argc;
-	const VALUE *argv;
-};
-
-static VALUE call_body(VALUE p)
-{
-	struct call_args *a = (struct call_args *)p;
-	return rb_funcallv(agent_module, a->meth, a->argc, a->argv);
-}
-
-VALUE agent_call(int *ok, const char *meth, int argc, const VALUE *argv)
-{
-	struct call_args a = { rb_intern(meth), argc, argv };
-	int state = 0;
-	VALUE r = rb_protect(call_body, (VALUE)&a, &state);
-	*ok = !state;
-	if (state)
-		rb_set_errinfo(Qnil); /* reported to the client as a failure, never raised into the program */
-	return r;
-}
-
 /* Rbscope::Agent.__start(signal) -> socket path; raises with the reason when it cannot listen. */
 static VALUE agent_start(VALUE self, VALUE sig)
 {

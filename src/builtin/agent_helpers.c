@@ -70,12 +70,3 @@ uint64_t agent_cli_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-
-int agent_cli_pid_arg(const char *opt, int *pid)
-{
-	if (!opt) {
-		error("which process? give -p PID");
-		return EXIT_USAGE;
-	}
-	return parse_pid(opt, pid);
-}

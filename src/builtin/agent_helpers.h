@@ -22,7 +22,5 @@ int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
 /* CLOCK_MONOTONIC in nanoseconds: the live commands' intervals and deadlines. */
 uint64_t agent_cli_now_ns(void);
-/* -p was given and is a pid; 0 or EXIT_USAGE (after printing why). */
-int agent_cli_pid_arg(const char *opt, int *pid);
 
 #endif

@@ -1,6 +1,5 @@
 /* heap.c: `rbscope heap`, analyse ObjectSpace.dump_all heap dumps. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,78 +11,73 @@
 #include "../heap/strings.h"
 #include "../heap/summary.h"
 #include "../lib/err.h"
+#include "../lib/opt.h"
 
-const char usage_heap[] =
-	"usage: rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
-	"   or: rbscope heap diff BEFORE AFTER [LATER] [--top N]\n"
-	"   or: rbscope heap path DUMP ADDRESS\n"
-	"   or: rbscope heap retained DUMP [--by class|location] [--top N] [--json]\n"
-	"   or: rbscope heap strings DUMP [--top N] [--json]\n"
-	"\n"
-	"Analyse a heap dump written by ObjectSpace.dump_all (JSON lines; .gz read as is; - for stdin).\n"
-	"\n"
-	"  summary   object counts and memsize per group, largest first (default --by type, --top 20)\n"
-	"  diff      objects allocated after BEFORE and alive in AFTER (and in LATER: the three-dump way to\n"
-	"            find leaks), by allocation site and class; the same object means the same address,\n"
-	"            type and allocation (generation, file, line), so reused slots are not leaks\n"
-	"  path      the shortest chain of references from a root to the object at ADDRESS; exit 8 when\n"
-	"            the dump has no such object, 10 when no root reaches it\n"
-	"  retained  the objects that keep the most memory alive: an object's retained size is the memsize\n"
-	"            of all that no root reaches except through it (dominator tree); by class or location,\n"
-	"            a group sums its members that no other member dominates, so nothing counts twice\n"
-	"  strings   values held by more than one String: copies, bytes wasted (bytesize x (copies - 1))\n"
-	"\n"
-	"In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
-	"File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }\n";
+static const struct opt_cmd heap_cmd = {
+	.usage = "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
+		 "   or: rbscope heap diff BEFORE AFTER [LATER] [--top N]\n"
+		 "   or: rbscope heap path DUMP ADDRESS\n"
+		 "   or: rbscope heap retained DUMP [--by class|location] [--top N] [--json]\n"
+		 "   or: rbscope heap strings DUMP [--top N] [--json]",
+	.about = "Analyse a heap dump written by ObjectSpace.dump_all (JSON lines; .gz read as is; - for stdin).\n"
+		 "\n"
+		 "  summary   object counts and memsize per group, largest first (default --by type, --top 20)\n"
+		 "  diff      objects allocated after BEFORE and alive in AFTER (and in LATER: the three-dump way to\n"
+		 "            find leaks), by allocation site and class; the same object means the same address,\n"
+		 "            type and allocation (generation, file, line), so reused slots are not leaks\n"
+		 "  path      the shortest chain of references from a root to the object at ADDRESS; exit 8 when\n"
+		 "            the dump has no such object, 10 when no root reaches it\n"
+		 "  retained  the objects that keep the most memory alive: an object's retained size is the memsize\n"
+		 "            of all that no root reaches except through it (dominator tree); by class or location,\n"
+		 "            a group sums its members that no other member dominates, so nothing counts twice\n"
+		 "  strings   values held by more than one String: copies, bytes wasted (bytesize x (copies - 1))\n"
+		 "\n"
+		 "Each takes --help for its options.",
+	.after = "In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
+		 "File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }",
+};
 
 /* What the heap commands' options gave; by is NULL when --by was not given. */
 struct heap_cli {
 	const char *by;
 	int top, json;
+	int first; /* the operands start at argv[first] */
 };
 
-/*
- * Parse the options a heap command accepts, named by their short letters in
- * shorts ("b:n:jh": --by, --top, --json, --help). -1 to go on with optind at
- * the operands, or the exit code (usage printed).
- */
-static int heap_options(int argc, char **argv, const char *shorts, struct heap_cli *o)
-{
-	static const struct option opts[] = {
-		{ "by", required_argument, NULL, 'b' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	char *end;
-	int c;
-	*o = (struct heap_cli){ .top = 20 };
-	while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
-		if (c != '?' && !strchr(shorts, c))
-			c = '?'; /* a long option this command does not take */
-		switch (c) {
-		case 'b': o->by = optarg; break;
-		case 'n':
-			o->top = (int)strtol(optarg, &end, 10);
-			if (*end || o->top < 0)
-				return error("--top takes a number (0: all)"), EXIT_USAGE;
-			break;
-		case 'j': o->json = 1; break;
-		case 'h': fputs(usage_heap, stdout); return EXIT_OK;
-		default: fputs(usage_heap, stderr); return EXIT_USAGE;
-		}
-	}
-	return -1;
-}
+#define HEAP_BY 1
+#define HEAP_TOP 2
+#define HEAP_JSON 4
 
-/* The operands are exactly n; else usage on stderr. */
-static int heap_operands(int argc, int n)
+/*
+ * Parse the options a heap command accepts (HEAP_BY, HEAP_TOP, HEAP_JSON) and
+ * check it has from min to max operands. 0 to go on; else the command ends
+ * with *code (its usage printed for --help, or an error).
+ */
+static int heap_options(int argc, char **argv, int want, const char *by_help, const char *usage, const char *about,
+			int min, int max, struct heap_cli *o, int *code)
 {
-	if (argc - optind == n)
-		return 0;
-	fputs(usage_heap, stderr);
-	return -1;
+	*o = (struct heap_cli){ .top = 20 };
+	struct opt opts[4] = { 0 }, *p = opts;
+	if (want & HEAP_BY)
+		*p++ = (struct opt)OPT_STRING(0, "by", &o->by, "GROUP", by_help);
+	if (want & HEAP_TOP)
+		*p++ = (struct opt)OPT_INT(0, "top", &o->top, "N", "show the N largest (default 20; 0: all)", 0, 1e9,
+					   "a number (0: all)");
+	if (want & HEAP_JSON)
+		*p++ = (struct opt)OPT_FLAG(0, "json", &o->json, "one JSON object instead of text");
+	char name[32];
+	snprintf(name, sizeof(name), "heap %s", argv[0]);
+	const struct opt_cmd cmd = { .name = name, .usage = usage, .about = about, .opts = opts };
+	if (builtin_parse(&cmd, argc, argv, &o->first, code))
+		return 1;
+	int n = argc - o->first;
+	if (n < min || n > max) {
+		error("heap %s takes %s", argv[0], min == max ? (min == 1 ? "one dump" : "a dump and an address")
+								: "two or three dumps");
+		*code = EXIT_USAGE;
+		return 1;
+	}
+	return 0;
 }
 
 /* The results could not be written (a reader that closed the pipe early, a full disk): exit 9, as everywhere. */
@@ -114,14 +108,15 @@ static int cmd_heap_summary(int argc, char **argv)
 {
 	struct heap_cli o;
 	enum heap_by by = HEAP_BY_TYPE;
-	int rc = heap_options(argc, argv, "b:n:jh", &o);
-	if (rc >= 0)
+	int rc;
+	if (heap_options(argc, argv, HEAP_BY | HEAP_TOP | HEAP_JSON,
+			 "group by type (default), class, location, file, gem or generation",
+			 "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]",
+			 "Object counts and memsize per group, largest first.", 1, 1, &o, &rc))
 		return rc;
 	if (o.by && heap_by_parse(o.by, &by))
 		return error("--by takes type, class, location, file, gem or generation"), EXIT_USAGE;
-	if (heap_operands(argc, 1))
-		return EXIT_USAGE;
-	const char *path = argv[optind];
+	const char *path = argv[o.first];
 	struct heap_stats st;
 	return heap_finish(path, heap_summary(path, by, o.top, o.json, stdout, &st), &st);
 }
@@ -129,12 +124,12 @@ static int cmd_heap_summary(int argc, char **argv)
 static int cmd_heap_path(int argc, char **argv)
 {
 	struct heap_cli o;
-	int rc = heap_options(argc, argv, "h", &o);
-	if (rc >= 0)
+	int rc;
+	if (heap_options(argc, argv, 0, NULL, "rbscope heap path DUMP ADDRESS",
+			 "The shortest chain of references from a root to the object at ADDRESS; exit 8 when\n"
+			 "the dump has no such object, 10 when no root reaches it.", 2, 2, &o, &rc))
 		return rc;
-	if (heap_operands(argc, 2))
-		return EXIT_USAGE;
-	const char *path = argv[optind], *a = argv[optind + 1];
+	const char *path = argv[o.first], *a = argv[o.first + 1];
 	char *end;
 	errno = 0;
 	unsigned long long addr = strtoull(a, &end, 16);
@@ -155,8 +150,13 @@ static int cmd_heap_retained(int argc, char **argv)
 {
 	struct heap_cli o;
 	enum heap_retained_by by = HEAP_RETAINED_OBJECTS;
-	int rc = heap_options(argc, argv, "b:n:jh", &o);
-	if (rc >= 0)
+	int rc;
+	if (heap_options(argc, argv, HEAP_BY | HEAP_TOP | HEAP_JSON, "group by class or location (default: each object)",
+			 "rbscope heap retained DUMP [--by class|location] [--top N] [--json]",
+			 "The objects that keep the most memory alive: an object's retained size is the memsize\n"
+			 "of all that no root reaches except through it (dominator tree); by class or location,\n"
+			 "a group sums its members that no other member dominates, so nothing counts twice.",
+			 1, 1, &o, &rc))
 		return rc;
 	if (o.by && !strcmp(o.by, "class"))
 		by = HEAP_RETAINED_CLASS;
@@ -164,9 +164,7 @@ static int cmd_heap_retained(int argc, char **argv)
 		by = HEAP_RETAINED_LOCATION;
 	else if (o.by)
 		return error("--by takes class or location"), EXIT_USAGE;
-	if (heap_operands(argc, 1))
-		return EXIT_USAGE;
-	const char *path = argv[optind];
+	const char *path = argv[o.first];
 	struct heap_stats st;
 	return heap_finish(path, heap_retained(path, by, o.top, o.json, stdout, &st), &st);
 }
@@ -174,12 +172,12 @@ static int cmd_heap_retained(int argc, char **argv)
 static int cmd_heap_strings(int argc, char **argv)
 {
 	struct heap_cli o;
-	int rc = heap_options(argc, argv, "n:jh", &o);
-	if (rc >= 0)
+	int rc;
+	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, NULL, "rbscope heap strings DUMP [--top N] [--json]",
+			 "Values held by more than one String: copies, bytes wasted (bytesize x (copies - 1)).", 1, 1, &o,
+			 &rc))
 		return rc;
-	if (heap_operands(argc, 1))
-		return EXIT_USAGE;
-	const char *path = argv[optind];
+	const char *path = argv[o.first];
 	struct heap_stats st;
 	return heap_finish(path, heap_strings(path, o.top, o.json, stdout, &st), &st);
 }
@@ -187,15 +185,14 @@ static int cmd_heap_strings(int argc, char **argv)
 static int cmd_heap_diff(int argc, char **argv)
 {
 	struct heap_cli o;
-	int rc = heap_options(argc, argv, "n:h", &o);
-	if (rc >= 0)
+	int rc;
+	if (heap_options(argc, argv, HEAP_TOP, NULL, "rbscope heap diff BEFORE AFTER [LATER] [--top N]",
+			 "Objects allocated after BEFORE and alive in AFTER (and in LATER: the three-dump way to\n"
+			 "find leaks), by allocation site and class; the same object means the same address,\n"
+			 "type and allocation (generation, file, line), so reused slots are not leaks.", 2, 3, &o, &rc))
 		return rc;
-	int n = argc - optind;
-	if (n < 2 || n > 3) {
-		fputs(usage_heap, stderr);
-		return EXIT_USAGE;
-	}
-	const char *const *paths = (const char *const *)argv + optind;
+	int n = argc - o.first;
+	const char *const *paths = (const char *const *)argv + o.first;
 	struct heap_stats st[3];
 	int failed;
 	int err = heap_diff(paths, n, o.top, stdout, st, &failed);
@@ -210,9 +207,11 @@ static int cmd_heap_diff(int argc, char **argv)
 
 int cmd_heap(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(usage_heap, argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	if (argc < 2)
+		return error("heap: which analysis? summary, diff, path, retained or strings"), EXIT_USAGE;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		opt_usage(stdout, &heap_cmd);
+		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "summary"))
 		return cmd_heap_summary(argc - 1, argv + 1);

@@ -1,6 +1,5 @@
 /* latency.c: `rbscope latency -p PID PROVIDER:PROBE`: a live histogram of a probe's first argument, fed by the agent, without bpftrace. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,20 +15,8 @@
 #include "../agent/proto.h"
 #include "../builtin.h"
 #include "../lib/err.h"
+#include "../lib/opt.h"
 #include "agent_helpers.h"
-
-const char usage_latency[] =
-	"usage: rbscope latency -p PID PROVIDER:PROBE [-i SECS] [-d SECS] [-u ns|us|ms|s] [--json]\n"
-	"\n"
-	"Show a live histogram of the first argument of a USDT probe declared with Rbscope::Provider\n"
-	"(e.g. the duration_ns of Rbscope.trace_latency), with its count and p50/p90/p99, every interval.\n"
-	"The probe counts as enabled while this runs, as it does under bpftrace. Ctrl-C stops.\n"
-	"\n"
-	"  -p, --pid PID        the Ruby process (which runs the rbscope gem)\n"
-	"  -i, --interval SECS  print every SECS seconds (default 1)\n"
-	"  -d, --duration SECS  stop after SECS seconds\n"
-	"  -u, --unit UNIT      the values are durations in UNIT: print them as times\n"
-	"      --json           one JSON object per interval instead of the histogram\n";
 
 struct latency_opts {
 	int pid, json;
@@ -183,47 +170,43 @@ static int show(const struct latency_opts *o, const struct agent_hist *h, uint64
 	return 0;
 }
 
+static int unit_option(struct opt_parser *p, void *data, const char *arg)
+{
+	double *unit_ns = data;
+	*unit_ns = !strcmp(arg, "ns") ? 1 : !strcmp(arg, "us") ? 1e3 : !strcmp(arg, "ms") ? 1e6 : !strcmp(arg, "s") ? 1e9 : 0;
+	return *unit_ns ? 0 : opt_fail(p, "bad unit '%s': ns, us, ms or s", arg);
+}
+
+/* 0, or the exit code the command ends with (--help: -1), having printed why. */
 static int parse(int argc, char **argv, struct latency_opts *o)
 {
-	static const struct option opts[] = { { "pid", required_argument, NULL, 'p' },
-					      { "interval", required_argument, NULL, 'i' },
-					      { "duration", required_argument, NULL, 'd' },
-					      { "unit", required_argument, NULL, 'u' },
-					      { "json", no_argument, NULL, 'j' },
-					      { 0 } };
-	const char *p = NULL;
-	char *end;
-	int c;
 	o->interval = 1;
-	while ((c = getopt_long(argc, argv, "p:i:d:u:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': p = optarg; break;
-		case 'j': o->json = 1; break;
-		case 'i':
-		case 'd': {
-			double v = strtod(optarg, &end);
-			if (*end || !(v > 0) || v > 1e7)
-				return error("bad %s '%s': seconds above 0 are expected", c == 'i' ? "interval" : "duration", optarg),
-				       EXIT_USAGE;
-			*(c == 'i' ? &o->interval : &o->duration) = v;
-			break;
-		}
-		case 'u':
-			o->unit_ns = !strcmp(optarg, "ns") ? 1 : !strcmp(optarg, "us") ? 1e3 : !strcmp(optarg, "ms") ? 1e6
-				   : !strcmp(optarg, "s") ? 1e9 : 0;
-			if (!o->unit_ns)
-				return error("bad unit '%s': ns, us, ms or s", optarg), EXIT_USAGE;
-			break;
-		default:
-			return fputs(usage_latency, stderr), EXIT_USAGE;
-		}
-	}
-	int code = agent_cli_pid_arg(p, &o->pid);
-	if (code)
+	const struct opt opts[] = {
+		OPT_PID(&o->pid, "the Ruby process (which runs the rbscope gem)"),
+		OPT_DOUBLE('i', "interval", &o->interval, "SECS", "print every SECS seconds (default 1)", 1e-3, 1e7,
+			   "seconds, from 0.001 to 10000000"),
+		OPT_DOUBLE('d', "duration", &o->duration, "SECS", "stop after SECS seconds", 1e-3, 1e7,
+			   "seconds, from 0.001 to 10000000"),
+		OPT_CALL('u', "unit", &o->unit_ns, "UNIT", "the values are durations in UNIT (ns, us, ms or s): print them as times",
+			 unit_option),
+		OPT_FLAG(0, "json", &o->json, "one JSON object per interval instead of the histogram"),
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope latency -p PID PROVIDER:PROBE [-i SECS] [-d SECS] [-u ns|us|ms|s] [--json]",
+		.about = "Show a live histogram of the first argument of a USDT probe declared with Rbscope::Provider\n"
+			 "(e.g. the duration_ns of Rbscope.trace_latency), with its count and p50/p90/p99, every interval.\n"
+			 "The probe counts as enabled while this runs, as it does under bpftrace. Ctrl-C stops.",
+		.opts = opts,
+	};
+	int first, code;
+	if (builtin_parse(&cmd, argc, argv, &first, &code))
+		return code == EXIT_OK ? -1 : code;
+	if ((code = builtin_need_pid(o->pid)))
 		return code;
-	if (optind + 1 != argc)
-		return error(optind == argc ? "which probe? give PROVIDER:PROBE" : "give one PROVIDER:PROBE"), EXIT_USAGE;
-	o->probe = argv[optind];
+	if (first + 1 != argc)
+		return error(first == argc ? "which probe? give PROVIDER:PROBE" : "give one PROVIDER:PROBE"), EXIT_USAGE;
+	o->probe = argv[first];
 	if (!strchr(o->probe, ':'))
 		return error("bad probe '%s': PROVIDER:PROBE is expected", o->probe), EXIT_USAGE;
 	return 0;
@@ -295,7 +278,7 @@ int cmd_latency(int argc, char **argv)
 	struct latency_opts o = { 0 };
 	int code = parse(argc, argv, &o);
 	if (code)
-		return code;
+		return code < 0 ? EXIT_OK : code;
 	struct agent_conn c;
 	code = agent_cli_connect(&c, o.pid);
 	if (code)

@@ -1,21 +1,14 @@
 /* layout.c: `rbscope layout`, show the struct layout rbscope uses for a process, or reads from a file's DWARF. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../builtin.h"
-#include "../elf/dwarf.h"
+#include "../ruby/dwarf_layout.h"
 #include "../lib/err.h"
+#include "../lib/opt.h"
 #include "../ruby/layout.h"
 #include "../ruby/target.h"
-
-const char usage_layout[] =
-	"usage: rbscope layout (-p PID [--ruby-version X.Y.Z] | --dwarf FILE [--base X.Y])\n"
-	"\n"
-	"Print the VM struct layout rbscope reads a Ruby with: for a process, the one it chose (a generated\n"
-	"table, or the DWARF of its libruby); with --dwarf, the one read from FILE's debug information,\n"
-	"constants taken from the table of the Ruby series --base names (default: the newest).\n";
 
 static void print_layout(const struct ruby_layout *L, const char *how)
 {
@@ -27,36 +20,34 @@ static void print_layout(const struct ruby_layout *L, const char *how)
 
 int cmd_layout(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "dwarf", required_argument, NULL, 'D' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "ruby-version", required_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, pid = 0, rc;
+	int pid = 0, first, rc;
 	const char *file = NULL, *base_version = NULL;
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if ((rc = parse_pid(optarg, &pid)))
-				return rc;
-			break;
-		case 'D': file = optarg; break;
-		case 'b': base_version = optarg; break;
-		case 'V': builtin_attach.version = optarg; break;
-		case 'h': fputs(usage_layout, stdout); return EXIT_OK;
-		default: fputs(usage_layout, stderr); return EXIT_USAGE;
-		}
-	}
-	if (!pid == !file || optind < argc) {
-		fputs(usage_layout, stderr);
-		return EXIT_USAGE;
-	}
+	const struct opt opts[] = {
+		OPT_PID(&pid, "the Ruby process"),
+		OPT_STRING(0, "ruby-version", &builtin_attach_opts.version, "X.Y.Z",
+			   "read it with that release's layout, whatever it says it runs"),
+		OPT_STRING(0, "dwarf", &file, "FILE", "the layout FILE's DWARF gives (a libruby, or any object built\n"
+			   "with Ruby's headers and -g)"),
+		OPT_STRING(0, "base", &base_version, "X.Y", "with --dwarf: the Ruby series whose constants complete it\n"
+			   "(default: the newest)"),
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope layout (-p PID [--ruby-version X.Y.Z] | --dwarf FILE [--base X.Y])",
+		.about = "Print the VM struct layout rbscope reads a Ruby with: for a process, the one it chose (a generated\n"
+			 "table, or the DWARF of its libruby); with --dwarf, the one read from FILE's debug information,\n"
+			 "constants taken from the table of the Ruby series --base names (default: the newest).",
+		.opts = opts,
+	};
+	if (builtin_parse(&cmd, argc, argv, &first, &rc))
+		return rc;
+	if ((rc = builtin_no_args(argc, argv, first)))
+		return rc;
+	if (!pid == !file)
+		return error("give either -p PID or --dwarf FILE"), EXIT_USAGE;
 	if (pid) {
 		struct ruby_target t;
-		if ((rc = attach_or_report(&t, pid)))
+		if ((rc = builtin_attach(&t, pid)))
 			return rc;
 		print_layout(t.L, t.layout_how);
 		ruby_target_detach(&t);

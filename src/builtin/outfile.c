@@ -12,19 +12,25 @@
 #include "../lib/err.h"
 #include "../output/output.h"
 
-int parse_min_width(const char *s)
+int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg)
 {
 	char *end;
-	double v = strtod(s, &end);
-	if (!*s || *end || !(v >= 0 && v < 1)) {
-		error("--flame-min-width takes a fraction of all samples, from 0 to below 1 (e.g. 0.001)");
-		return EXIT_USAGE;
-	}
+	(void)data;
+	double v = strtod(arg, &end);
+	if (!*arg || *end || !(v >= 0 && v < 1))
+		return opt_fail(p, "--flame-min-width takes a fraction of all samples, from 0 to below 1 (e.g. 0.001)");
 	output_options.flame_min_width = v;
 	return 0;
 }
 
-int choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
+int builtin_opt_format(struct opt_parser *p, void *data, const char *arg)
+{
+	if (!(*(const struct output_format **)data = output_find(arg)))
+		return opt_fail(p, "unknown format '%s'; valid formats: %s", arg, output_names());
+	return 0;
+}
+
+int builtin_choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
 {
 	if (!*fmt && *path && !(*fmt = output_for_path(*path)) && strncmp(*path, "/dev/", 5)) {
 		error("cannot tell a format from the name '%s': end it in .svg, .html, .speedscope.json, .gecko.json, "
@@ -84,7 +90,7 @@ void outfile_abandon(struct outfile *o)
 		unlink(o->path);
 }
 
-void list_formats(FILE *f)
+void builtin_list_formats(FILE *f)
 {
 	fprintf(f, "Output formats (rbscope record -f FORMAT, rbscope report -f FORMAT):\n\n");
 	for (const struct output_format *o = output_formats; o->name; o++)
@@ -93,7 +99,7 @@ void list_formats(FILE *f)
 		   ".pb.gz, callgrind.out.*, .collapsed; anything else gets a flame graph.\n");
 }
 
-int write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o)
+int builtin_write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o)
 {
 	const char *name = o->path ? o->path : "stdout";
 	int err = outfile_begin(o);
@@ -112,9 +118,9 @@ int write_profile_to(const struct output_format *fmt, const struct profile *p, s
 	return err ? err_report(err, "cannot write the profile to '%s'", name) : EXIT_OK;
 }
 
-int write_profile(const struct output_format *fmt, const struct profile *p, const char *path)
+int builtin_write_profile(const struct output_format *fmt, const struct profile *p, const char *path)
 {
 	struct outfile o;
 	int rc = outfile_open(&o, path);
-	return rc ? rc : write_profile_to(fmt, p, &o);
+	return rc ? rc : builtin_write_profile_to(fmt, p, &o);
 }

@@ -2,7 +2,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +9,12 @@
 #include <unistd.h>
 
 #include "../builtin.h"
+#include "../lib/opt.h"
 #include "../elf/stapsdt.h"
 #include "../lib/err.h"
 #include "../proc/maps.h"
 #include "../proc/mem.h"
 #include "agent_helpers.h"
-
-const char usage_probes[] =
-	"usage: rbscope probes -p PID [PATTERN...]\n"
-	"\n"
-	"List the USDT probes of every object PID has mapped (its executable, libruby, other libraries,\n"
-	"and probes declared with Rbscope::Provider), with whether each is enabled now: its semaphore\n"
-	"count (raised by bpftrace, `rbscope latency` and other tracers), or for a probe without a\n"
-	"semaphore whether a breakpoint sits at its address. PATTERN filters PROVIDER:NAME (glob, e.g. 'myapp:*').\n"
-	"\n"
-	"  -p, --pid PID   the process (any process, Ruby or not)\n";
 
 /* One provider:name in one object: its sites share the semaphore. */
 struct probe_row {
@@ -163,17 +153,19 @@ static void print_row(const struct probe_row *r, const char *obj)
 
 int cmd_probes(int argc, char **argv)
 {
-	static const struct option opts[] = { { "pid", required_argument, NULL, 'p' }, { 0 } };
-	const char *p = NULL;
-	int c, pid;
-	while ((c = getopt_long(argc, argv, "p:", opts, NULL)) != -1) {
-		if (c == 'p')
-			p = optarg;
-		else
-			return fputs(usage_probes, stderr), EXIT_USAGE;
-	}
-	int code = agent_cli_pid_arg(p, &pid);
-	if (code)
+	int pid = 0, first, code;
+	const struct opt opts[] = { OPT_PID(&pid, "the process (any process, Ruby or not)"), OPT_END() };
+	const struct opt_cmd cmd = {
+		.usage = "rbscope probes -p PID [PATTERN...]",
+		.about = "List the USDT probes of every object PID has mapped (its executable, libruby, other libraries,\n"
+			 "and probes declared with Rbscope::Provider), with whether each is enabled now: its semaphore\n"
+			 "count (raised by bpftrace, `rbscope latency` and other tracers), or for a probe without a\n"
+			 "semaphore whether a breakpoint sits at its address. PATTERN filters PROVIDER:NAME (glob, e.g. 'myapp:*').",
+		.opts = opts,
+	};
+	if (builtin_parse(&cmd, argc, argv, &first, &code))
+		return code;
+	if ((code = builtin_need_pid(pid)))
 		return code;
 	struct maps m;
 	int r = maps_read(pid, &m);
@@ -206,7 +198,7 @@ int cmd_probes(int argc, char **argv)
 			continue; /* not ELF (a data file, a font): no probes */
 		struct probe_row *rows;
 		int nrows;
-		if (!object_rows(&mem, &m, &o, &l, argc - optind, argv + optind, &rows, &nrows)) {
+		if (!object_rows(&mem, &m, &o, &l, argc - first, argv + first, &rows, &nrows)) {
 			for (int k = 0; k < nrows; k++)
 				print_row(&rows[k], path);
 			total += nrows;

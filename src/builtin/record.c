@@ -1,6 +1,5 @@
 /* record.c: `rbscope record`, sample a Ruby process (or a command it starts) into a profile. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,30 +15,6 @@
 #include "../profile/sampler.h"
 #include "../proc/task.h"
 
-const char usage_record[] =
-	"usage: rbscope record (-p PID | -- COMMAND [ARGS...]) [options]\n"
-	"\n"
-	"Sample the stacks of every Ruby thread, without stopping the process, and write a profile.\n"
-	"\n"
-	"  -p, --pid PID         the Ruby process to sample\n"
-	"  -r, --rate HZ         samples per second (default 99, at most 10000)\n"
-	"  -d, --duration SECS   stop after SECS seconds (default: Ctrl-C or the process exits)\n"
-	"  -o, --output FILE     write the profile to FILE; its ending picks the format (.svg, .html,\n"
-	"                        .speedscope.json, .gecko.json, .pb.gz, callgrind.out.*, .collapsed)\n"
-	"                        (default: standard output, or rbscope-PID-TIME.svg when that is a terminal)\n"
-	"  -f, --format FORMAT   flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n"
-	"                        collapsed, summary, summary-by-line (`rbscope help formats`)\n"
-	"      --flame-min-width F  leave out frames narrower than F of all samples (default 0.0001)\n"
-	"      --title TEXT      the flame graph's title\n"
-	"      --raw FILE        also write every sample with its time and thread, for `rbscope report`\n"
-	"      --threads         add a root frame per thread\n"
-	"  -s, --subprocesses    also sample the Ruby processes it forks or spawns (Puma, Unicorn, Resque\n"
-	"                        workers), each under a \"process PID COMMAND\" root frame\n"
-	"      --blocking        stop the process's threads (ptrace) for each sample: every stack is exact,\n"
-	"                        at a cost to the process; the default never stops it\n"
-	"      --on-cpu          keep only samples of threads the kernel shows running\n"
-	"      --ruby-version X.Y.Z  read it with that release's layout, whatever it says it runs\n";
-
 struct record_opts {
 	int pid;
 	double rate, duration;
@@ -51,72 +26,47 @@ struct record_opts {
 	char **command;
 };
 
+/* 0, or the exit code the command ends with (--help: EXIT_OK), having printed why. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "raw", required_argument, NULL, 'R' },
-		{ "threads", no_argument, NULL, 'T' },
-		{ "subprocesses", no_argument, NULL, 's' },
-		{ "blocking", no_argument, NULL, 'B' },
-		{ "on-cpu", no_argument, NULL, 'C' },
-		{ "flame-min-width", required_argument, NULL, 'W' },
-		{ "title", required_argument, NULL, 'N' },
-		{ "ruby-version", required_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c, rc;
-	char *end;
 	memset(o, 0, sizeof(*o));
 	o->rate = 99;
-	while ((c = getopt_long(argc, argv, "+p:r:d:o:f:sh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if ((rc = parse_pid(optarg, &o->pid)))
-				return rc;
-			break;
-		case 'r':
-			o->rate = strtod(optarg, &end);
-			if (*end || o->rate < 1 || o->rate > 10000)
-				return error("--rate takes a number of samples per second from 1 to 10000"), EXIT_USAGE;
-			break;
-		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0)
-				return error("--duration takes a positive number of seconds"), EXIT_USAGE;
-			break;
-		case 'o': o->output = optarg; break;
-		case 'f':
-			if (!(o->format = output_find(optarg)))
-				return error("unknown format '%s'; valid formats: %s", optarg, output_names()), EXIT_USAGE;
-			break;
-		case 'R': o->raw = optarg; break;
-		case 'T': o->threads = 1; break;
-		case 's': o->subprocesses = 1; break;
-		case 'B': o->blocking = 1; break;
-		case 'C': o->on_cpu = 1; break;
-		case 'W':
-			if ((rc = parse_min_width(optarg)))
-				return rc;
-			break;
-		case 'N': output_options.title = optarg; break;
-		case 'V': builtin_attach.version = optarg; break;
-		case 'h': fputs(usage_record, stdout); exit(EXIT_OK);
-		default: fputs(usage_record, stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		o->command = argv + optind;
-	if (!o->pid == !o->command) {
-		error("give either -p PID or -- COMMAND");
-		fputs(usage_record, stderr);
-		return EXIT_USAGE;
-	}
+	const struct opt opts[] = {
+		OPT_PID(&o->pid, "the Ruby process to sample"),
+		OPT_DOUBLE('r', "rate", &o->rate, "HZ", "samples per second (default 99, at most 10000)", 1, 10000,
+			   "a number of samples per second from 1 to 10000"),
+		OPT_SECONDS('d', "duration", &o->duration, "stop after SECS seconds (default: Ctrl-C or the process exits)"),
+		OPT_STRING('o', "output", &o->output, "FILE",
+			   "write the profile to FILE; its ending picks the format (.svg, .html,\n"
+			   ".speedscope.json, .gecko.json, .pb.gz, callgrind.out.*, .collapsed)\n"
+			   "(default: standard output, or rbscope-PID-TIME.svg when that is a terminal)"),
+		BUILTIN_OPT_FORMAT(&o->format),
+		BUILTIN_OPT_FLAME,
+		OPT_STRING(0, "raw", &o->raw, "FILE", "also write every sample with its time and thread, for `rbscope report`"),
+		OPT_FLAG(0, "threads", &o->threads, "add a root frame per thread"),
+		OPT_FLAG('s', "subprocesses", &o->subprocesses,
+			 "also sample the Ruby processes it forks or spawns (Puma, Unicorn, Resque\n"
+			 "workers), each under a \"process PID COMMAND\" root frame"),
+		OPT_FLAG(0, "blocking", &o->blocking,
+			 "stop the process's threads (ptrace) for each sample: every stack is exact,\n"
+			 "at a cost to the process; the default never stops it"),
+		OPT_FLAG(0, "on-cpu", &o->on_cpu, "keep only samples of threads the kernel shows running"),
+		BUILTIN_OPT_RUBY_VERSION,
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope record (-p PID | -- COMMAND [ARGS...]) [options]",
+		.about = "Sample the stacks of every Ruby thread, without stopping the process, and write a profile.",
+		.opts = opts,
+		.flags = OPT_ARGS_FIRST,
+	};
+	int first, code;
+	if (builtin_parse(&cmd, argc, argv, &first, &code))
+		return code == EXIT_OK ? -1 : code;
+	if (first < argc)
+		o->command = argv + first;
+	if (!o->pid == !o->command)
+		return error("give either -p PID or -- COMMAND"), EXIT_USAGE;
 	return 0;
 }
 
@@ -137,7 +87,7 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return error("'%s' exited before rbscope could attach", o->command[0]), EXIT_GONE;
-		err = ruby_target_attach(t, pid, &builtin_attach);
+		err = ruby_target_attach(t, pid, &builtin_attach_opts);
 		if (!err)
 			return 0;
 		ruby_target_detach(t);
@@ -242,9 +192,9 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
-		return rc;
+		return rc < 0 ? EXIT_OK : rc;
 	/* The outputs first: a name that says no format, or a file that cannot be written, ends it now. */
-	if ((rc = choose_output(&o.format, &o.output, NULL, NULL, 0)))
+	if ((rc = builtin_choose_output(&o.format, &o.output, NULL, NULL, 0)))
 		return rc;
 	struct outfile out = { 0 }, raw_out = { 0 };
 	if ((o.output && (rc = outfile_open(&out, o.output))) || (o.raw && (rc = outfile_open(&raw_out, o.raw)))) {
@@ -253,7 +203,7 @@ int cmd_record(int argc, char **argv)
 	}
 	builtin_catch_stop();
 	struct ruby_target t;
-	rc = o.command ? spawn_and_attach(&o, &t) : attach_or_report(&t, o.pid);
+	rc = o.command ? spawn_and_attach(&o, &t) : builtin_attach(&t, o.pid);
 	if (rc) {
 		outfile_abandon(&out);
 		outfile_abandon(&raw_out);
@@ -267,7 +217,7 @@ int cmd_record(int argc, char **argv)
 		localtime_r(&now, &tm);
 		int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o.pid);
 		strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
-		choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
+		builtin_choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
 		o.output_made = o.output != NULL;
 		if ((rc = outfile_open(&out, o.output)))
 			goto out_target;
@@ -282,7 +232,7 @@ int cmd_record(int argc, char **argv)
 	ps.on_cpu = o.on_cpu;
 	ps.blocking = o.blocking;
 	ps.verbose = isatty(2);
-	ps.attach = &builtin_attach;
+	ps.attach = &builtin_attach_opts;
 	err = err ?: procset_add(&ps, o.pid, &t);
 	if (err) {
 		procset_free(&ps);
@@ -321,7 +271,7 @@ int cmd_record(int argc, char **argv)
 	if (!rc) {
 		if (o.output_made)
 			fprintf(stderr, "rbscope: writing %s to %s\n", o.format->name, o.output);
-		rc = write_profile_to(o.format, &p, &out);
+		rc = builtin_write_profile_to(o.format, &p, &out);
 	}
 	status_line(&ps, p.duration_ns, 1);
 	fprintf(stderr,
@@ -332,7 +282,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
 			ps.followed == 1 ? "" : "es");
 	else
-		hint_children(o.pid, "-s/--subprocesses samples them too");
+		builtin_hint_children(o.pid, "-s/--subprocesses samples them too");
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o.pid);
 	if (o.command) {

@@ -1,6 +1,5 @@
 /* report.c: `rbscope report`, turn a --raw recording into any output format. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,62 +7,37 @@
 #include "../lib/err.h"
 #include "../output/output.h"
 
-const char usage_report[] =
-	"usage: rbscope report -i RAW [-f FORMAT] [-o FILE] [options]\n"
-	"\n"
-	"Write a profile in FORMAT from a recording made with `rbscope record --raw RAW`.\n"
-	"\n"
-	"  -i, --input RAW       the raw recording\n"
-	"  -f, --format FORMAT   flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n"
-	"                        collapsed, summary, summary-by-line (`rbscope help formats`)\n"
-	"  -o, --output FILE     its ending picks the format when -f is not given (default: standard\n"
-	"                        output, or RAW's name with the format's ending when that is a terminal)\n"
-	"      --flame-min-width F  leave out frames narrower than F of all samples (default 0.0001)\n"
-	"      --title TEXT      the flame graph's title\n";
-
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "flame-min-width", required_argument, NULL, 'W' },
-		{ "title", required_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *input = NULL, *output = NULL;
 	const struct output_format *format = NULL;
-	int c, rc;
-	while ((c = getopt_long(argc, argv, "i:f:o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': input = optarg; break;
-		case 'o': output = optarg; break;
-		case 'f':
-			if (!(format = output_find(optarg))) {
-				error("unknown format '%s'; valid formats: %s", optarg, output_names());
-				return EXIT_USAGE;
-			}
-			break;
-		case 'W':
-			if ((rc = parse_min_width(optarg)))
-				return rc;
-			break;
-		case 'N': output_options.title = optarg; break;
-		case 'h': fputs(usage_report, stdout); return EXIT_OK;
-		default: fputs(usage_report, stderr); return EXIT_USAGE;
-		}
-	}
-	if (!input || optind < argc) {
-		fputs(usage_report, stderr);
-		return EXIT_USAGE;
-	}
+	const struct opt opts[] = {
+		OPT_STRING('i', "input", &input, "RAW", "the raw recording"),
+		BUILTIN_OPT_FORMAT(&format),
+		OPT_STRING('o', "output", &output, "FILE",
+			   "its ending picks the format when -f is not given (default: standard\n"
+			   "output, or RAW's name with the format's ending when that is a terminal)"),
+		BUILTIN_OPT_FLAME,
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope report -i RAW [-f FORMAT] [-o FILE] [options]",
+		.about = "Write a profile in FORMAT from a recording made with `rbscope record --raw RAW`.",
+		.opts = opts,
+	};
+	int first, rc;
+	if (builtin_parse(&cmd, argc, argv, &first, &rc))
+		return rc;
+	if ((rc = builtin_no_args(argc, argv, first)))
+		return rc;
+	if (!input)
+		return error("which recording? give -i RAW"), EXIT_USAGE;
 	char stem[4096], made[4200];
 	const char *base = strrchr(input, '/') ? strrchr(input, '/') + 1 : input;
 	snprintf(stem, sizeof(stem), "%.*s", (int)(strlen(base) > 4 && !strcmp(base + strlen(base) - 4, ".raw") ?
 						     strlen(base) - 4 : strlen(base)), base);
 	const char *given = output;
-	rc = choose_output(&format, &output, strcmp(input, "-") ? stem : "rbscope", made, sizeof(made));
+	rc = builtin_choose_output(&format, &output, strcmp(input, "-") ? stem : "rbscope", made, sizeof(made));
 	if (rc)
 		return rc;
 	if (output != given)
@@ -83,7 +57,7 @@ int cmd_report(int argc, char **argv)
 	if (cut_short)
 		fprintf(stderr, "rbscope: note: '%s' ends early (its recording was stopped before it finished): "
 			"%llu samples, %.1f s\n", input, (unsigned long long)p.nsamples, (double)p.duration_ns / 1e9);
-	int code = write_profile(format, &p, output);
+	int code = builtin_write_profile(format, &p, output);
 	profile_free(&p);
 	return code;
 }

@@ -1,31 +1,16 @@
 /* snapshot.c: `rbscope snapshot`, the stacks of every Ruby thread of a process, now. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../builtin.h"
 #include "../lib/err.h"
-#include "../output/json.h"
+#include "../lib/json.h"
 #include "../proc/core.h"
 #include "../ruby/layout.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
-
-const char usage_snapshot[] =
-	"usage: rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json]\n"
-	"\n"
-	"Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
-	"state, and each frame as `label (path:line)` with the line executing now. With --core, the\n"
-	"same from an ELF core file (gdb's gcore, the kernel, `coredumpctl dump`).\n"
-	"\n"
-	"  -p, --pid PID            the Ruby process\n"
-	"      --core CORE          read the process from a core file instead\n"
-	"      --sysroot DIR        where the core's mapped files are (default /; a container's or\n"
-	"                           chroot's root): what the core left out is read from them\n"
-	"      --json               one JSON object instead of text\n"
-	"      --ruby-version X.Y.Z read it with that release's layout, whatever it says it runs\n";
 
 #define SNAPSHOT_ATTEMPTS 50
 
@@ -100,11 +85,11 @@ static int open_core(struct core *c, struct ruby_target *t, const char *path, co
 		core_close(c);
 		return EXIT_BAD_INPUT;
 	}
-	err = ruby_target_open_core(t, c, &builtin_attach);
+	err = ruby_target_open_core(t, c, &builtin_attach_opts);
 	if (!err)
 		return 0;
-	if (err == ERR_USAGE && builtin_attach.version) {
-		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach.version,
+	if (err == ERR_USAGE && builtin_attach_opts.version) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach_opts.version,
 		      ruby_layout_series());
 	} else if (t->missing && err != ERR_NOT_RUBY) {
 		char host[8192];
@@ -130,38 +115,36 @@ static int open_core(struct core *c, struct ruby_target *t, const char *path, co
 
 int cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "ruby-version", required_argument, NULL, 'V' },
-		{ "core", required_argument, NULL, 'c' },
-		{ "sysroot", required_argument, NULL, 'S' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int pid = 0, json = 0, c, rc;
+	int pid = 0, json = 0, first, rc;
 	const char *core_path = NULL, *sysroot = NULL;
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if ((rc = parse_pid(optarg, &pid)))
-				return rc;
-			break;
-		case 'j': json = 1; break;
-		case 'V': builtin_attach.version = optarg; break;
-		case 'c': core_path = optarg; break;
-		case 'S': sysroot = optarg; break;
-		case 'h': fputs(usage_snapshot, stdout); return EXIT_OK;
-		default: fputs(usage_snapshot, stderr); return EXIT_USAGE;
-		}
-	}
-	if (!pid == !core_path || (sysroot && !core_path) || optind < argc) {
-		fputs(usage_snapshot, stderr);
-		return EXIT_USAGE;
-	}
+	const struct opt opts[] = {
+		OPT_PID(&pid, "the Ruby process"),
+		OPT_STRING(0, "core", &core_path, "CORE", "read the process from a core file instead"),
+		OPT_STRING(0, "sysroot", &sysroot, "DIR",
+			   "where the core's mapped files are (default /; a container's or\n"
+			   "chroot's root): what the core left out is read from them"),
+		OPT_FLAG(0, "json", &json, "one JSON object instead of text"),
+		BUILTIN_OPT_RUBY_VERSION,
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json]",
+		.about = "Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
+			 "state, and each frame as `label (path:line)` with the line executing now. With --core, the\n"
+			 "same from an ELF core file (gdb's gcore, the kernel, `coredumpctl dump`).",
+		.opts = opts,
+	};
+	if (builtin_parse(&cmd, argc, argv, &first, &rc))
+		return rc;
+	if ((rc = builtin_no_args(argc, argv, first)))
+		return rc;
+	if (!pid == !core_path)
+		return error("give either -p PID or --core CORE"), EXIT_USAGE;
+	if (sysroot && !core_path)
+		return error("--sysroot goes with --core CORE"), EXIT_USAGE;
 	struct ruby_target t;
 	struct core core;
-	if ((rc = core_path ? open_core(&core, &t, core_path, sysroot) : attach_or_report(&t, pid)))
+	if ((rc = core_path ? open_core(&core, &t, core_path, sysroot) : builtin_attach(&t, pid)))
 		return rc;
 	struct ruby_sample *s = malloc(sizeof(*s));
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
@@ -178,7 +161,7 @@ int cmd_snapshot(int argc, char **argv)
 			print_text(&t, s);
 		rc = fflush(stdout) ? err_report(-errno, "cannot write the snapshot") : EXIT_OK;
 		if (!core_path)
-			hint_children(pid, "`rbscope snapshot -p CHILD` reads each");
+			builtin_hint_children(pid, "`rbscope snapshot -p CHILD` reads each");
 	}
 	free(s);
 	ruby_target_detach(&t);

@@ -1,6 +1,5 @@
 /* top.c: `rbscope top`, a live view of the functions using the most time in a Ruby process. */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,25 +15,6 @@
 #include "../output/output.h"
 #include "../profile/sampler.h"
 
-const char usage_top[] =
-	"usage: rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--on-cpu]\n"
-	"\n"
-	"Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
-	"and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
-	"samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
-	"every interval.\n"
-	"\n"
-	"  -p, --pid PID         the Ruby process\n"
-	"  -r, --rate HZ         samples per second (default 99)\n"
-	"  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
-	"  -w, --window SECS     the sliding window (default 10)\n"
-	"  -n, --count COUNT     stop after COUNT refreshes (default: never), as top(1)'s -n\n"
-	"      --rows N          show the N busiest functions (default: what fits the terminal; all when\n"
-	"                        standard output is not one)\n"
-	"      --sort self|total order by self (default) or total\n"
-	"      --on-cpu          only samples of threads the kernel shows running (key c)\n"
-	"      --ruby-version X.Y.Z  read it with that release's layout, whatever it says it runs\n";
-
 /*
  * The sliding window is kept as two profiles: the current half-window and
  * the one before it. A table shows both together; each half-window the old
@@ -48,7 +28,7 @@ struct window {
 
 struct view {
 	int tty, by_total, on_cpu;
-	long rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
+	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
 };
 
 /* Lines on the terminal, or 0 when standard output is not one. */
@@ -121,45 +101,43 @@ static int reset_window(struct window *w, struct ruby_target *t, int on_cpu)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' }, { "rate", required_argument, NULL, 'r' },
-		{ "interval", required_argument, NULL, 'i' }, { "window", required_argument, NULL, 'w' },
-		{ "count", required_argument, NULL, 'n' }, { "ruby-version", required_argument, NULL, 'V' },
-		{ "rows", required_argument, NULL, 'R' }, { "sort", required_argument, NULL, 'S' },
-		{ "on-cpu", no_argument, NULL, 'C' }, { "help", no_argument, NULL, 'h' }, { 0 },
-	};
-	int pid = 0, c, rc;
+	int pid = 0, count = -1, first, rc;
 	double rate = 99, interval = 1, window = 10;
-	long count = -1;
+	const char *sort = "self";
 	struct view v = { .rows = -1 };
-	while ((c = getopt_long(argc, argv, "p:r:i:w:n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if ((rc = parse_pid(optarg, &pid)))
-				return rc;
-			break;
-		case 'r': rate = atof(optarg); break;
-		case 'i': interval = atof(optarg); break;
-		case 'w': window = atof(optarg); break;
-		case 'n': count = atol(optarg); break;
-		case 'V': builtin_attach.version = optarg; break;
-		case 'R': v.rows = atol(optarg); if (v.rows < 1) v.rows = 0; break;
-		case 'S':
-			if (strcmp(optarg, "self") && strcmp(optarg, "total"))
-				return error("--sort takes self or total"), EXIT_USAGE;
-			v.by_total = !strcmp(optarg, "total");
-			break;
-		case 'C': v.on_cpu = 1; break;
-		case 'h': fputs(usage_top, stdout); return EXIT_OK;
-		default: fputs(usage_top, stderr); return EXIT_USAGE;
-		}
-	}
-	if (!pid || optind < argc || rate < 1 || rate > 10000 || interval <= 0 || window <= 0 || !v.rows) {
-		fputs(usage_top, stderr);
-		return EXIT_USAGE;
-	}
+	const struct opt opts[] = {
+		OPT_PID(&pid, "the Ruby process"),
+		OPT_DOUBLE('r', "rate", &rate, "HZ", "samples per second (default 99)", 1, 10000,
+			   "a number of samples per second from 1 to 10000"),
+		OPT_SECONDS('i', "interval", &interval, "refresh every SECS seconds (default 1)"),
+		OPT_SECONDS('w', "window", &window, "the sliding window (default 10)"),
+		OPT_INT('n', "count", &count, "COUNT", "stop after COUNT refreshes (default: never), as top(1)'s -n", 1,
+			1e9, "a positive number of refreshes"),
+		OPT_INT(0, "rows", &v.rows, "N",
+			"show the N busiest functions (default: what fits the terminal; all when\n"
+			"standard output is not one)", 1, 1e6, "a positive number of rows"),
+		OPT_STRING(0, "sort", &sort, "self|total", "order by self (default) or total"),
+		OPT_FLAG(0, "on-cpu", &v.on_cpu, "only samples of threads the kernel shows running (key c)"),
+		BUILTIN_OPT_RUBY_VERSION,
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--on-cpu]",
+		.about = "Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
+			 "and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
+			 "samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
+			 "every interval.",
+		.opts = opts,
+	};
+	if (builtin_parse(&cmd, argc, argv, &first, &rc))
+		return rc;
+	if ((rc = builtin_no_args(argc, argv, first)) || (rc = builtin_need_pid(pid)))
+		return rc;
+	if (strcmp(sort, "self") && strcmp(sort, "total"))
+		return error("--sort takes self or total"), EXIT_USAGE;
+	v.by_total = !strcmp(sort, "total");
 	struct ruby_target t;
-	if ((rc = attach_or_report(&t, pid)))
+	if ((rc = builtin_attach(&t, pid)))
 		return rc;
 	builtin_catch_stop();
 	v.tty = isatty(1) && isatty(0);
@@ -231,6 +209,6 @@ int cmd_top(int argc, char **argv)
 		fprintf(stderr, "rbscope: process %d exited\n", pid);
 		return EXIT_OK;
 	}
-	hint_children(pid, "`rbscope top -p CHILD` shows each");
+	builtin_hint_children(pid, "`rbscope top -p CHILD` shows each");
 	return err ? err_report(err, "sampling process %d", pid) : EXIT_OK;
 }

@@ -1,6 +1,5 @@
 /* trace.c: `rbscope trace -p PID`: attach to the agent, trace method calls, slow calls and GC, and print them as they come. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,33 +16,8 @@
 #include "../builtin.h"
 #include "../lib/buf.h"
 #include "../lib/err.h"
+#include "../lib/opt.h"
 #include "agent_helpers.h"
-
-const char usage_trace[] =
-	"usage: rbscope trace -p PID [-m SELECTOR...] [-f] [--slow MS] [--gc] [options]\n"
-	"\n"
-	"Trace method calls in PID, which runs the rbscope gem, with their durations, until Ctrl-C,\n"
-	"-d, or the process exits. Ruby methods get a hook of their own (nothing else slows down);\n"
-	"C methods are picked out of C-call events. Events the terminal cannot keep up with are\n"
-	"dropped, never waited for, and counted at the end. Detaching leaves the process as it was.\n"
-	"\n"
-	"  -p, --pid PID        the Ruby process\n"
-	"  -m, --methods SEL    trace methods: Klass#meth, Klass.meth, Klass# (all instance methods),\n"
-	"                       Klass. (all singleton methods), or meth (in every class); repeatable,\n"
-	"                       and the words after -m up to the next option are selectors too;\n"
-	"                       'SEL(expr, ...)' shows values at each call: self, @ivar, __source__ (the\n"
-	"                       caller's file:line), argN or a parameter's name, or Ruby code run with\n"
-	"                       self the receiver (only where the process allows eval)\n"
-	"  -c, --config FILE    selectors from a tracer file (one per line, # comments); shipped ones:\n"
-	"                       nethttp, io, sql\n"
-	"  -f, --firehose       every method call, nested and indented (slows every call down)\n"
-	"      --slow MS        only calls that took MS milliseconds or more, with their callers\n"
-	"                       (of the selected methods, or of every method without -m)\n"
-	"      --slow-cpu       --slow measures the thread's CPU time instead of wall time\n"
-	"      --gc             each garbage collection: major or minor, pause, marking, sweeping\n"
-	"  -o, --output FILE    write there instead of standard output\n"
-	"  -d, --duration SECS  detach after SECS seconds\n"
-	"      --buffer MB      the event ring's size (default 8, a power of two)\n";
 
 struct trace_opts {
 	int pid, firehose, gc, slow_cpu;
@@ -132,63 +106,71 @@ static int read_tracer(struct trace_opts *o, const char *name)
 	return code;
 }
 
+static int methods_option(struct opt_parser *p, void *data, const char *arg)
+{
+	int code = add_selector(data, arg);
+	/* rbtrace's -m takes several words: the ones up to the next option are selectors too */
+	for (const char *w; !code && (w = opt_next_word(p));)
+		code = add_selector(data, w);
+	return code;
+}
+
+static int config_option(struct opt_parser *p, void *data, const char *arg)
+{
+	(void)p;
+	return read_tracer(data, arg);
+}
+
+static int buffer_option(struct opt_parser *p, void *data, const char *arg)
+{
+	char *end;
+	unsigned long mb = strtoul(arg, &end, 10);
+	if (!*arg || *end || !mb || mb > 1024 || (mb & (mb - 1)))
+		return opt_fail(p, "--buffer takes a power of two from 1 to 1024 (MB)");
+	*(unsigned *)data = (unsigned)mb;
+	return 0;
+}
+
+/* 0, or the exit code the command ends with (--help: -1), having printed why. */
 static int parse(int argc, char **argv, struct trace_opts *o)
 {
-	enum { OPT_SLOW = 256, OPT_SLOW_CPU, OPT_GC, OPT_BUFFER };
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },      { "methods", required_argument, NULL, 'm' },
-		{ "config", required_argument, NULL, 'c' },   { "firehose", no_argument, NULL, 'f' },
-		{ "slow", required_argument, NULL, OPT_SLOW }, { "slow-cpu", no_argument, NULL, OPT_SLOW_CPU },
-		{ "gc", no_argument, NULL, OPT_GC },           { "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' }, { "buffer", required_argument, NULL, OPT_BUFFER },
-		{ 0 },
-	};
-	const char *pid = NULL;
-	char *end;
-	int c, code;
 	o->buffer_mb = 8;
-	while ((c = getopt_long(argc, argv, "p:m:c:fo:d:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pid = optarg; break;
-		case 'm':
-			if ((code = add_selector(o, optarg)))
-				return code;
-			/* rbtrace's -m takes several words: the ones up to the next option are selectors too */
-			while (optind < argc && argv[optind][0] != '-')
-				if ((code = add_selector(o, argv[optind++])))
-					return code;
-			break;
-		case 'c':
-			if ((code = read_tracer(o, optarg)))
-				return code;
-			break;
-		case 'f': o->firehose = 1; break;
-		case OPT_SLOW:
-			o->slow_ms = strtod(optarg, &end);
-			if (*end || !(o->slow_ms > 0))
-				return error("--slow takes a positive number of milliseconds"), EXIT_USAGE;
-			break;
-		case OPT_SLOW_CPU: o->slow_cpu = 1; break;
-		case OPT_GC: o->gc = 1; break;
-		case 'o': o->output = optarg; break;
-		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || !(o->duration > 0))
-				return error("--duration takes a positive number of seconds"), EXIT_USAGE;
-			break;
-		case OPT_BUFFER: {
-			unsigned long mb = strtoul(optarg, &end, 10);
-			if (*end || !mb || mb > 1024 || (mb & (mb - 1)))
-				return error("--buffer takes a power of two from 1 to 1024 (MB)"), EXIT_USAGE;
-			o->buffer_mb = (unsigned)mb;
-			break;
-		}
-		default: fputs(usage_trace, stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return error("unexpected argument '%s'", argv[optind]), EXIT_USAGE;
-	if ((code = agent_cli_pid_arg(pid, &o->pid)))
+	const struct opt opts[] = {
+		OPT_PID(&o->pid, "the Ruby process"),
+		OPT_CALL('m', "methods", o, "SEL",
+			 "trace methods: Klass#meth, Klass.meth, Klass# (all instance methods),\n"
+			 "Klass. (all singleton methods), or meth (in every class); repeatable,\n"
+			 "and the words after -m up to the next option are selectors too;\n"
+			 "'SEL(expr, ...)' shows values at each call: self, @ivar, __source__ (the\n"
+			 "caller's file:line), argN or a parameter's name, or Ruby code run with\n"
+			 "self the receiver (only where the process allows eval)", methods_option),
+		OPT_CALL('c', "config", o, "FILE",
+			 "selectors from a tracer file (one per line, # comments); shipped ones:\n"
+			 "nethttp, io, sql", config_option),
+		OPT_FLAG('f', "firehose", &o->firehose, "every method call, nested and indented (slows every call down)"),
+		{ .kind = OPT_DOUBLE, .long_name = "slow", .value = &o->slow_ms, .arg = "MS",
+		  .help = "only calls that took MS milliseconds or more, with their callers\n"
+			  "(of the selected methods, or of every method without -m)",
+		  .flags = OPT_POSITIVE, .what = "a positive number of milliseconds" },
+		OPT_FLAG(0, "slow-cpu", &o->slow_cpu, "--slow measures the thread's CPU time instead of wall time"),
+		OPT_FLAG(0, "gc", &o->gc, "each garbage collection: major or minor, pause, marking, sweeping"),
+		OPT_STRING('o', "output", &o->output, "FILE", "write there instead of standard output"),
+		OPT_SECONDS('d', "duration", &o->duration, "detach after SECS seconds"),
+		OPT_CALL(0, "buffer", &o->buffer_mb, "MB", "the event ring's size (default 8, a power of two)", buffer_option),
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.usage = "rbscope trace -p PID [-m SELECTOR...] [-f] [--slow MS] [--gc] [options]",
+		.about = "Trace method calls in PID, which runs the rbscope gem, with their durations, until Ctrl-C,\n"
+			 "-d, or the process exits. Ruby methods get a hook of their own (nothing else slows down);\n"
+			 "C methods are picked out of C-call events. Events the terminal cannot keep up with are\n"
+			 "dropped, never waited for, and counted at the end. Detaching leaves the process as it was.",
+		.opts = opts,
+	};
+	int first, code;
+	if (builtin_parse(&cmd, argc, argv, &first, &code))
+		return code == EXIT_OK ? -1 : code;
+	if ((code = builtin_no_args(argc, argv, first)) || (code = builtin_need_pid(o->pid)))
 		return code;
 	if (!o->nmethods && !o->firehose && !o->gc && !o->slow_ms)
 		return error("what to trace? give -m SELECTOR, -c FILE, --firehose, --slow MS or --gc"), EXIT_USAGE;
@@ -549,7 +531,7 @@ int cmd_trace(int argc, char **argv)
 	int code = parse(argc, argv, &o);
 	if (code) {
 		buf_free(&o.settings);
-		return code;
+		return code < 0 ? EXIT_OK : code;
 	}
 	FILE *out = stdout;
 	if (o.output && !(out = fopen(o.output, "w"))) {

@@ -7,7 +7,7 @@
 
 #include "../lib/err.h"
 #include "../lib/map.h"
-#include "../output/json.h"
+#include "../lib/json.h"
 #include "dominators.h"
 #include "graph.h"
 

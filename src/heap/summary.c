@@ -9,7 +9,7 @@
 #include "../lib/err.h"
 #include "../lib/map.h"
 #include "../lib/strtab.h"
-#include "../output/json.h"
+#include "../lib/json.h"
 #include "parts.h"
 
 struct group {

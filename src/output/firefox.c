@@ -4,7 +4,7 @@
 
 #include "../lib/buf.h"
 #include "../lib/map.h"
-#include "json.h"
+#include "../lib/json.h"
 #include "output.h"
 #include "thread_samples.h"
 

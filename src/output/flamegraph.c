@@ -7,7 +7,7 @@
 
 #include "../lib/map.h"
 #include "output.h"
-#include "xml.h"
+#include "../lib/xml.h"
 
 #define FG_WIDTH 1200.0 /* drawing width in px, frames included */
 #define FG_PAD 10.0

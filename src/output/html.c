@@ -8,7 +8,7 @@
 #include "../lib/map.h"
 #include "flamegraph.h"
 #include "output.h"
-#include "xml.h"
+#include "../lib/xml.h"
 
 #define HTML_ROWS 100 /* rows per summary table */
 

@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "../lib/buf.h"
-#include "json.h"
+#include "../lib/json.h"
 #include "output.h"
 #include "thread_samples.h"
 

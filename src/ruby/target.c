@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../elf/dwarf.h"
+#include "dwarf_layout.h"
 #include "../elf/elfsym.h"
 #include "../lib/err.h"
 #include "../proc/core.h"

@@ -12,8 +12,8 @@
 #include "lib/map.h"
 #include "lib/strtab.h"
 #include "lib/utf8.h"
-#include "output/json.h"
-#include "output/xml.h"
+#include "lib/json.h"
+#include "lib/xml.h"
 #include "proc/maps.h"
 
 static void test_buf_cap(void **state)

@@ -1,8 +1,8 @@
-/* dwarf.h: a Ruby layout read from the DWARF of a libruby (or of any object built with Ruby's headers). */
-#ifndef RBSCOPE_DWARF_H
-#define RBSCOPE_DWARF_H
+/* dwarf_layout.h: a Ruby layout read from the DWARF of a libruby (or of any object built with Ruby's headers). */
+#ifndef RBSCOPE_DWARF_LAYOUT_H
+#define RBSCOPE_DWARF_LAYOUT_H
 
-#include "../ruby/layout.h"
+#include "layout.h"
 
 /*
  * Read every field of layout_paths (the struct offsets and bit-fields) from

@@ -3,7 +3,7 @@
 
 #include <stdarg.h>
 
-#include "../lib/utf8.h"
+#include "utf8.h"
 
 void json_write_string(FILE *f, const char *s)
 {

@@ -1,7 +1,7 @@
 /* xml.c: writing text into the flame graph's SVG and the HTML report. */
 #include "xml.h"
 
-#include "../lib/utf8.h"
+#include "utf8.h"
 
 size_t xml_write_text(FILE *f, const char *s, size_t max)
 {

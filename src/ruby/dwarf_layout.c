@@ -1,5 +1,5 @@
-/* dwarf.c: a Ruby layout read from the DWARF of a libruby (or of any object built with Ruby's headers). */
-#include "dwarf.h"
+/* dwarf_layout.c: a Ruby layout read from the DWARF of a libruby (or of any object built with Ruby's headers). */
+#include "dwarf_layout.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/err.h"
-#include "../ruby/layout_paths.h"
+#include "layout_paths.h"
 
 #define MAX_TYPES 64 /* distinct type names in layout_paths */
 

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "../lib/buf.h"
+#include "buf.h"
 
 /* Write s as a JSON string literal, quotes included; bytes that are not UTF-8 become U+FFFD. */
 void json_write_string(FILE *f, const char *s);

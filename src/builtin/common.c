@@ -1,0 +1,91 @@
+/* common.c: what several commands share: option parsing with its errors and help, -p checks, attaching with a report. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../builtin.h"
+#include "../lib/err.h"
+#include "../lib/opt.h"
+#include "../proc/task.h"
+#include "../ruby/target.h"
+
+int builtin_parse(const struct opt_cmd *cmd, int argc, char **argv, int *first, int *code)
+{
+	struct opt_parser p;
+	int rc = opt_parse(&p, cmd, argc, argv);
+	if (!rc && p.help) {
+		opt_usage(stdout, cmd);
+		*code = fflush(stdout) ? EXIT_OUTPUT : EXIT_OK;
+		return 1;
+	}
+	if (rc) {
+		if (p.err[0]) {
+			const char *name = cmd->name ? cmd->name : argv[0];
+			error("%s: %s", name, p.err);
+			fprintf(stderr, "hint: 'rbscope %s --help' lists its options\n", name);
+		}
+		*code = rc;
+		return 1;
+	}
+	*first = p.next;
+	return 0;
+}
+
+int builtin_no_args(int argc, char **argv, int first)
+{
+	if (first < argc)
+		return error("%s: unexpected argument '%s'", argv[0], argv[first]), EXIT_USAGE;
+	return 0;
+}
+
+int builtin_need_pid(int pid)
+{
+	if (!pid)
+		return error("which process? give -p PID"), EXIT_USAGE;
+	return 0;
+}
+
+struct ruby_attach_opts builtin_attach_opts;
+
+int builtin_attach(struct ruby_target *t, int pid)
+{
+	const char *asked = builtin_attach_opts.version;
+	int err = ruby_target_attach(t, pid, &builtin_attach_opts);
+	if (!err) {
+		if (t->layout_match == LAYOUT_NEWER)
+			fprintf(stderr, "rbscope: note: process %d runs Ruby %s, newer than any %lld.%lld release known here: "
+				"read with the table of %s\n", pid, asked ? asked : t->version,
+				(long long)t->L->api_major, (long long)t->L->api_minor, t->L->version);
+		return 0;
+	}
+	if (err == ERR_USAGE && asked) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", asked, ruby_layout_series());
+	} else if (err == ERR_UNSUPPORTED) {
+		err_report(err, "process %d runs Ruby %s", pid, t->version);
+		fprintf(stderr, "hint: rbscope has tables for Ruby %s and reads any Ruby whose libruby has DWARF; "
+			"--ruby-version X.Y.Z reads it with another release's table\n", ruby_layout_series());
+	} else {
+		err_report(err, "cannot attach to process %d", pid);
+	}
+	ruby_target_detach(t);
+	return err_exit_code(err);
+}
+
+void builtin_hint_children(int pid, const char *remedy)
+{
+	pid_t kids[256];
+	int n = task_descendants(pid, kids, 256), shown = 0, total = 0;
+	char list[512] = "";
+	for (int i = 0; i < n; i++) {
+		if (!ruby_process_likely(kids[i]))
+			continue;
+		if (++total > 6)
+			continue;
+		char cmd[64] = "";
+		task_cmdline(kids[i], cmd, sizeof(cmd));
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%d %s", shown++ ? ", " : "", (int)kids[i], cmd);
+	}
+	if (total)
+		fprintf(stderr, "hint: process %d has %d Ruby child process%s (%s%s), not read: %s\n", pid, total,
+			total == 1 ? "" : "es", list, total > shown ? ", ..." : "", remedy);
+}
