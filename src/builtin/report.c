@@ -47,7 +47,7 @@ int cmd_report(int argc, char **argv)
 		return err_report(-errno, "cannot open '%s'", input);
 	struct profile p;
 	int cut_short = 0;
-	int err = profile_read_raw(&p, in, &cut_short);
+	int err = profile_read_raw(&p, in, format->needs_samples, &cut_short);
 	if (in != stdin)
 		fclose(in);
 	if (err) {
@@ -56,7 +56,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (cut_short)
 		fprintf(stderr, "rbscope: note: '%s' ends early (its recording was stopped before it finished): "
-			"%llu samples, %.1f s\n", input, (unsigned long long)p.nsamples, (double)p.duration_ns / 1e9);
+			"%llu samples, %.1f s\n", input, (unsigned long long)profile_total(&p), (double)p.duration_ns / 1e9);
 	int code = builtin_write_profile(format, &p, output);
 	profile_free(&p);
 	return code;

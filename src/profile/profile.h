@@ -105,7 +105,11 @@ int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p);
 int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples);
 int raw_writer_finish(struct raw_writer *w, struct profile *p, int keep_samples);
 void raw_writer_free(struct raw_writer *w);
-/* Read a --raw file; ERR_BAD_FILE for anything malformed; *cut_short when its writer never finished. */
-int profile_read_raw(struct profile *p, FILE *f, int *cut_short);
+/*
+ * Read a --raw file; ERR_BAD_FILE for anything malformed; *cut_short when its writer never finished.
+ * Without keep_samples, a version 3 file's samples are counted per stack as they are read, not held
+ * (an hour at 1 kHz over many threads is gigabytes of samples); version 2 files are read whole.
+ */
+int profile_read_raw(struct profile *p, FILE *f, int keep_samples, int *cut_short);
 
 #endif

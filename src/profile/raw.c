@@ -254,7 +254,33 @@ static int append(FILE *f, void **v, uint64_t *have, uint64_t len, size_t size, 
 	return got == len / size ? 0 : ERR_BAD_FILE;
 }
 
-static int read_v3(struct profile *p, FILE *f, int *cut_short)
+/*
+ * A 'D' record of len bytes, samples not kept: each counted for its stack,
+ * checked as validate() would (a known stack, times in order). With a file
+ * cut inside the record, the whole samples before the cut count.
+ */
+static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nstacks, uint64_t *seen, uint64_t *last_t)
+{
+	struct profile_sample chunk[4096];
+	if (len % sizeof(chunk[0]))
+		return ERR_BAD_FILE;
+	for (uint64_t left = len / sizeof(chunk[0]); left;) {
+		size_t want = left < 4096 ? (size_t)left : 4096, got = fread(chunk, sizeof(chunk[0]), want, f);
+		for (size_t i = 0; i < got; i++) {
+			if (chunk[i].stack >= nstacks || (*seen && chunk[i].t_ns < *last_t))
+				return ERR_BAD_FILE;
+			p->stacks[chunk[i].stack].count++;
+			*last_t = chunk[i].t_ns;
+			++*seen;
+		}
+		if (got < want)
+			return ERR_BAD_FILE;
+		left -= got;
+	}
+	return 0;
+}
+
+static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 {
 	uint32_t pid;
 	int err = GET(f, pid);
@@ -264,7 +290,7 @@ static int read_v3(struct profile *p, FILE *f, int *cut_short)
 		return err;
 	p->pid = (int)pid;
 	buf_free(&p->strs.arena);
-	uint64_t arena = 0, nframes = 0, nstacks = 0, nthreads = 0;
+	uint64_t arena = 0, nframes = 0, nstacks = 0, nthreads = 0, counted = 0, last_t = 0;
 	void *adata = NULL;
 	*cut_short = 1;
 	for (;;) {
@@ -314,6 +340,8 @@ static int read_v3(struct profile *p, FILE *f, int *cut_short)
 				err = err ?: ERR_BAD_FILE;
 			p->ruby_version = m[0];
 			p->command = m[1];
+		} else if (tag == 'D' && !keep_samples) {
+			err = count_samples(p, f, len, nstacks, &counted, &last_t);
 		} else if (tag == 'D') {
 			err = append(f, (void **)&p->samples, &p->nsamples, len, sizeof(*p->samples), 1);
 		} else if (tag == 'E') {
@@ -340,29 +368,34 @@ static int read_v3(struct profile *p, FILE *f, int *cut_short)
 	p->nframes = (uint32_t)nframes;
 	p->nstacks = (uint32_t)nstacks;
 	p->nthreads = (uint32_t)nthreads;
-	if (err == ERR_BAD_FILE && *cut_short && p->nsamples)
+	if (p->nsamples) {
+		counted = p->nsamples;
+		last_t = p->samples[p->nsamples - 1].t_ns;
+	}
+	if (err == ERR_BAD_FILE && *cut_short && counted)
 		err = 0; /* a record cut in the middle: what came before it stands */
-	if (!err && *cut_short && !p->nsamples)
+	if (!err && *cut_short && !counted)
 		err = ERR_BAD_FILE; /* cut before its first sample: nothing to show */
 	set_caps(p);
-	if (!err && p->nsamples && *cut_short)
-		p->duration_ns = p->samples[p->nsamples - 1].t_ns;
+	p->keep_samples = keep_samples;
+	if (!err && counted && *cut_short)
+		p->duration_ns = last_t;
 	return err;
 }
 
-int profile_read_raw(struct profile *p, FILE *f, int *cut_short)
+int profile_read_raw(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 {
 	char magic[8];
 	*cut_short = 0;
 	int err = profile_init(p);
 	err = err ?: get(f, magic, 8);
 	if (!err)
-		err = !memcmp(magic, MAGIC2, 8) ? read_v2(p, f) : !memcmp(magic, MAGIC3, 8) ? read_v3(p, f, cut_short)
+		err = !memcmp(magic, MAGIC2, 8) ? read_v2(p, f) : !memcmp(magic, MAGIC3, 8) ? read_v3(p, f, keep_samples, cut_short)
 									      : ERR_BAD_FILE;
 	if (!err)
 		err = validate(p);
-	/* Counts per stack, from the samples (version 3 does not write them). */
-	if (!err && !memcmp(magic, MAGIC3, 8))
+	/* Counts per stack, from the samples kept (version 3 does not write them). */
+	if (!err && !memcmp(magic, MAGIC3, 8) && keep_samples)
 		for (uint64_t i = 0; i < p->nsamples; i++)
 			p->stacks[p->samples[i].stack].count++;
 	return err;
