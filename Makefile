@@ -20,17 +20,21 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 # The integration tests run without this make's flags in their environment: they build the gem
 # with `gem install`, whose make must not take an ASan build's CFLAGS.
-TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext)
+TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SUITE="$(SUITE)" RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext)
 
 # The gem's extension, built with mkmf for the host's Ruby; tests load it with -I lib -I $(BUILD)/ext.
 EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb src/agent/proto.c src/agent/proto.h \
 	src/agent/ring.h src/agent/hist.h
 EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
 
-.PHONY: all deps test unit integration asan fuzz bench demo install gem clean check-cores
-all: deps $(BUILD)/rbscope $(EXT_SO)
+.PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores
+all: build-deps $(BUILD)/rbscope $(EXT_SO)
 
 # Install missing Debian packages (a no-op when all are there). RBSCOPE_NO_DEPS=1 skips it.
+# Building needs a compiler and the libraries it links (build-deps); tests, benchmarks and the demo the
+# tools they check with (deps).
+build-deps:
+	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps build
 deps:
 	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps
 
@@ -60,16 +64,17 @@ $(BUILD)/tests/test_usdt: tests/unit/test_usdt.c ext/rbscope/usdt_elf.c ext/rbsc
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) -Isrc -Iext/rbscope -o $@ $< ext/rbscope/usdt_elf.c $(LIB_OBJ) $(LDLIBS) -lcmocka
 
-unit: all $(UNIT_BIN)
+unit: deps all $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
-integration: all
+integration: deps all
 	@$(TEST_ENV) tests/integration/run
 
-test: all $(UNIT_BIN)
-	@tests/run-unit $(UNIT_BIN)
-	@if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \
-		tests/fuzz/run $(BUILD)/fuzz/fuzz_heap $(FUZZ_SECONDS); else echo "fuzz: skipped, no $(FUZZ_CC)"; fi
+# Everything; SUITE=spy|heap|agent|usdt|formats (or record, cores, apps) runs that integration suite alone.
+test: deps all $(UNIT_BIN)
+	@if [ -z "$(SUITE)" ]; then tests/run-unit $(UNIT_BIN) && \
+		if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \
+		tests/fuzz/run $(BUILD)/fuzz/fuzz_heap $(FUZZ_SECONDS); else echo "fuzz: skipped, no $(FUZZ_CC)"; fi; fi
 	@$(TEST_ENV) tests/integration/run
 
 # The same tests against an ASan+UBSan build.
@@ -80,7 +85,7 @@ asan: deps
 # libFuzzer on the heap-dump reader and analyses (Debian: clang, libclang-rt-dev); make test runs it briefly.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 20
-FUZZ_SRC := tests/fuzz/fuzz_heap.c $(wildcard src/heap/*.c src/lib/*.c) src/output/json.c
+FUZZ_SRC := tests/fuzz/fuzz_heap.c $(wildcard src/heap/*.c src/lib/*.c)
 fuzz: $(BUILD)/fuzz/fuzz_heap
 $(BUILD)/fuzz/fuzz_heap: $(FUZZ_SRC) $(wildcard src/heap/*.h src/lib/*.h)
 	@mkdir -p $(dir $@)
@@ -90,7 +95,7 @@ $(BUILD)/fuzz/fuzz_heap: $(FUZZ_SRC) $(wildcard src/heap/*.h src/lib/*.h)
 # The binary by its absolute path too, as scripts name it.
 $(abspath $(BUILD))/rbscope: $(BUILD)/rbscope
 
-bench: all
+bench: deps all
 	bench/run
 
 # Public core dumps of Rubies no binary here runs (tests/cores/README.md): CORES=rbspy-testdata's data/ folder.
@@ -98,7 +103,7 @@ check-cores: all
 	@[ -n "$(CORES)" ] || { echo "usage: make check-cores CORES=DIR (rbspy-testdata's data/)" >&2; exit 2; }
 	tools/check-cores $(CORES)
 
-demo: all
+demo: deps all
 	@scripts/demo $(BUILD)/rbscope
 
 install: all
