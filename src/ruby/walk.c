@@ -1,4 +1,4 @@
-/* walk.c: reading every Ruby thread's control frames and naming each frame. */
+/* walk.c: reading every Ruby thread's control frames, consistently and without stopping it (frames.c names them). */
 #include "walk.h"
 
 #include <errno.h>
@@ -8,13 +8,11 @@
 
 #include "../lib/err.h"
 #include "../proc/task.h"
+#include "frames.h"
 #include "iseq.h"
 #include "object.h"
 
 #define RETRIES 2
-#define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
-#define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
-#define EP_WORDS 3 /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
 
 const char *ruby_thread_state_name(int state)
 {
@@ -33,111 +31,6 @@ static uint64_t word(const unsigned char *p, int64_t off)
 	uint64_t v;
 	memcpy(&v, p + off, 8);
 	return v;
-}
-
-static uint32_t intern(struct ruby_target *t, const char *s)
-{
-	int64_t id = strtab_intern(&t->strs, s, strlen(s));
-	return id < 0 ? 0 : (uint32_t)id;
-}
-
-/*
- * "Foo#bar", "Foo.bar" or just "bar" for the method entry me (fallback names
- * the method when the entry's IDs do not resolve); 0 when me is not a method
- * entry. Cached by method entry address.
- */
-static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback)
-{
-	const struct ruby_layout *L = t->L;
-	uint64_t flags;
-	if (ruby_type_of(t, me, &flags) != L->t_imemo)
-		return 0;
-	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) == (uint64_t)L->imemo_svar) {
-		/* A method that used $~ or $_ keeps its method entry inside the svar that holds them. */
-		if (mem_read_u64(&t->mem, me + (uint64_t)L->svar_cref_or_me, &me) || ruby_type_of(t, me, &flags) != L->t_imemo)
-			return 0;
-	}
-	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
-		return 0;
-	unsigned char buf[48], def[64];
-	if (mem_read(&t->mem, me, buf, sizeof(buf)))
-		return 0;
-	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
-	uint32_t mname = 0;
-	if (defp && (size_t)L->def_original_id + 8 <= sizeof(def) && !mem_read(&t->mem, defp, def, (size_t)L->def_original_id + 8))
-		mname = ruby_id_name(t, word(def, L->def_original_id));
-	if (!mname)
-		mname = ruby_id_name(t, word(buf, L->me_called_id));
-	if (!mname)
-		mname = fallback;
-	if (!mname)
-		return 0;
-	int singleton = 0;
-	uint32_t cname = ruby_class_name(t, owner, &singleton);
-	if (!cname)
-		return mname;
-	char s[1024];
-	snprintf(s, sizeof(s), "%s%c%s", strtab_get(&t->strs, cname), singleton ? '.' : '#', strtab_get(&t->strs, mname));
-	return intern(t, s);
-}
-
-static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallback)
-{
-	/*
-	 * Keyed by entry and fallback: the same entry may be named with or without
-	 * an iseq label. A name without its class may be a passing failure (a read
-	 * racing a class being named): it is tried again a few times before it is
-	 * kept. The value holds the name, the tries in bits 32-39, and bit 63 when final.
-	 */
-	uint64_t key = me ^ ((uint64_t)fallback << 48);
-	uint64_t *hit = map_get(&t->mes, key);
-	if (hit && ((*hit >> 63) || ((*hit >> 32) & 0xff) >= NAME_TRIES))
-		return (uint32_t)*hit;
-	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
-	uint32_t sid = method_name_uncached(t, me, fallback);
-	const char *n = strtab_get(&t->strs, sid);
-	int final = !sid || strchr(n, '#') || strchr(n, '.');
-	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);
-	return sid;
-}
-
-/* Is me a method entry (an IMEMO ment, or the svar that holds one)? */
-static int is_method_entry(struct ruby_target *t, uint64_t me)
-{
-	const struct ruby_layout *L = t->L;
-	uint64_t flags;
-	if (ruby_type_of(t, me, &flags) != L->t_imemo)
-		return 0;
-	uint64_t type = (flags >> L->fl_ushift) & (uint64_t)L->imemo_mask;
-	return type == (uint64_t)L->imemo_ment || type == (uint64_t)L->imemo_svar;
-}
-
-/* "block (2 levels) in bar" + "Foo#bar" -> "block (2 levels) in Foo#bar" */
-static uint32_t qualify_block(struct ruby_target *t, uint32_t label, uint32_t method)
-{
-	const char *l = strtab_get(&t->strs, label), *in = strstr(l, " in ");
-	if (!in || !method)
-		return label;
-	char s[1024];
-	snprintf(s, sizeof(s), "%.*s in %s", (int)(in - l), l, strtab_get(&t->strs, method));
-	return intern(t, s);
-}
-
-/* Follow a block's ep chain to the local ep and set *me to its method entry or cref; -1 if the chain breaks. */
-static int local_me(struct ruby_target *t, uint64_t specval, uint64_t *me)
-{
-	const struct ruby_layout *L = t->L;
-	for (int hop = 0; hop < 16; hop++) {
-		uint64_t ep = specval & ~3ULL, w[EP_WORDS];
-		if (!ep || (ep & 7) || mem_read(&t->mem, ep - 16, w, sizeof(w)))
-			return -1;
-		if (w[2] & (uint64_t)L->env_flag_local) {
-			*me = w[0];
-			return 0;
-		}
-		specval = w[1];
-	}
-	return -1;
 }
 
 /*
@@ -235,75 +128,6 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 	*vhi = top & ~7ULL;
 	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
 }
-/* Does "Foo#bar" / "Foo.bar" name the method "bar"? */
-static int names_method(const char *qualified, const char *method)
-{
-	size_t q = strlen(qualified), m = strlen(method);
-	return q > m && !strcmp(qualified + q - m, method) && (qualified[q - m - 1] == '#' || qualified[q - m - 1] == '.');
-}
-
-/*
- * Name one iseq frame. Whether it is a method or a block comes from the iseq
- * itself, not from the env flags (which a torn read can garble). The class
- * comes from the method entry in the env, and is believed only when that
- * entry names the iseq's own method; it is cached on the iseq once found,
- * and "has no owner" is cached only from a trusted (not salvaged) read.
- */
-static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_t magic, const uint64_t *ep,
-			    int trusted, struct ruby_frame *f)
-{
-	const struct ruby_layout *L = t->L;
-	/* strtab_get pointers die when the table grows (method_name interns): fetch them late. */
-	f->kind = FRAME_RUBY;
-	f->path = is->path;
-	f->name = is->label;
-	if (is->qualified || is->owner_tried) {
-		if (is->qualified)
-			f->name = is->qualified;
-		if (!(magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)))
-			return;
-	}
-	if (is->type == L->iseq_type_method) {
-		uint32_t q = method_name(t, ep[0], is->label);
-		if (q && names_method(strtab_get(&t->strs, q), strtab_get(&t->strs, is->label))) {
-			is->qualified = q;
-			is->owner_tried = 1;
-			f->name = q;
-		} else if (trusted && ++is->no_owner >= NO_OWNER_READS) {
-			is->owner_tried = 1; /* e.g. an iseq defined under another name */
-		}
-		return;
-	}
-	if (is->type == L->iseq_type_eval) {
-		/* Code run by eval: named after the method whose binding it runs in, as Ruby 3.4 does. */
-		uint64_t me = ep[0];
-		int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
-		uint32_t m = !ok && me ? method_name(t, me, 0) : 0;
-		if (m)
-			f->name = m;
-		return;
-	}
-	if (is->type != L->iseq_type_block && is->type != L->iseq_type_rescue && is->type != L->iseq_type_ensure)
-		return;
-	if (magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)) {
-		uint32_t q = method_name(t, ep[0], is->label); /* define_method: named by its method entry */
-		f->name = q ? q : is->label;
-		return;
-	}
-	/* "block (2 levels) in bar": the method whose local env the chain of eps ends in must be "bar". */
-	uint64_t me = 0;
-	int ok = (ep[2] & (uint64_t)L->env_flag_local) ? -1 : local_me(t, ep[1], &me);
-	uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
-	const char *in = strstr(strtab_get(&t->strs, is->label), " in ");
-	if (m && in && names_method(strtab_get(&t->strs, m), in + 4)) {
-		is->qualified = qualify_block(t, is->label, m);
-		is->owner_tried = 1;
-		f->name = is->qualified;
-	} else if (trusted && !ok && !m && ++is->no_owner >= NO_OWNER_READS) {
-		is->owner_tried = 1;
-	}
-}
-
 static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
 {
 	const struct ruby_layout *L = t->L;
@@ -422,112 +246,6 @@ static void list_parse(const struct list_area *a, const unsigned char *buf, uint
 	*owner = word(buf, a->ooff - a->lo);
 }
 
-enum { METHOD_WAITS = 1, METHOD_SWITCHES = 2 };
-
-/* What the method named by string id is (METHOD_*), cached per name in t->waits (value: flags + 1). */
-static int method_class(struct ruby_target *t, uint32_t name)
-{
-	uint64_t *hit = map_get(&t->waits, name);
-	if (hit)
-		return (int)*hit - 1;
-	const char *s = strtab_get(&t->strs, name);
-	int c = (ruby_wait_method(s) ? METHOD_WAITS : 0) | (ruby_switch_method(s) ? METHOD_SWITCHES : 0);
-	map_put(&t->waits, name, (uint64_t)c + 1);
-	return c;
-}
-
-/* Is magic one of the frame types a control frame can have? */
-static int known_magic(const struct ruby_layout *L, uint64_t magic)
-{
-	const int64_t m[] = { L->frame_magic_method, L->frame_magic_block, L->frame_magic_class, L->frame_magic_top,
-			      L->frame_magic_cfunc, L->frame_magic_ifunc, L->frame_magic_eval, L->frame_magic_rescue,
-			      L->frame_magic_dummy };
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (magic == (uint64_t)m[i])
-			return 1;
-	return 0;
-}
-
-/*
- * Name n frames (innermost first) from their control frames and env words;
- * skip > 0 adds a "(truncated)" frame for the outer frames left out.
- * *dropped counts the frames left out because they did not read as frames
- * (written over while they were read: only when not trusted).
- */
-static int name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		       int trusted, struct ruby_frame *out, int *dropped)
-{
-	const struct ruby_layout *L = t->L;
-	size_t csz = (size_t)L->cfp_size;
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		const unsigned char *c = cfps + (size_t)i * csz;
-		uint64_t iseq = word(c, L->cfp_iseq), pc = word(c, L->cfp_pc);
-		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
-		struct ruby_frame *f = &out[k];
-		memset(f, 0, sizeof(*f));
-		if (!known_magic(L, magic) || (magic == (uint64_t)L->frame_magic_cfunc && iseq)) {
-			*dropped += !trusted; /* not a frame's env (a C frame has no iseq): another frame's, or garbled */
-			continue;
-		}
-		if (magic == (uint64_t)L->frame_magic_cfunc) {
-			f->kind = FRAME_CFUNC;
-			f->name = method_name(t, eps[i][0], 0);
-			if (!f->name && (!trusted || !is_method_entry(t, eps[i][0]))) {
-				/* garbled by the thread returning under the read (a live C frame's env always holds its
-				   method entry: one that does not was written over as it was read): leave it out */
-				++*dropped;
-				continue;
-			}
-			if (!f->name)
-				f->name = intern(t, "(unknown C method)");
-			f->line = -1;
-			k++;
-			continue;
-		}
-		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
-			continue;
-		struct iseq_info *is = iseq_get_at(t, iseq, pc);
-		if (!is) {
-			*dropped += !trusted;
-			continue;
-		}
-		name_iseq_frame(t, is, magic, eps[i], trusted, f);
-		f->line = iseq_line(is, pc);
-		k++;
-	}
-	if (skip)
-		out[k++] = (struct ruby_frame){ intern(t, "(truncated)"), 0, 0, FRAME_TRUNCATED };
-	/* A C method runs at its caller's location, as in Ruby's own backtraces. */
-	for (int i = k - 1, last = -1; i >= 0; i--) {
-		if (out[i].kind == FRAME_RUBY)
-			last = i;
-		else if (out[i].kind == FRAME_CFUNC && last >= 0) {
-			out[i].path = out[last].path;
-			out[i].line = out[last].line;
-		}
-	}
-	/*
-	 * Methods that wait are idle, not work. Frames above one that switches
-	 * fibers are ones its thread returned from before it switched: read after
-	 * the switch (the stack moved under the read), left out.
-	 */
-	for (int i = 0; i < k; i++) {
-		if (out[i].kind == FRAME_TRUNCATED)
-			continue;
-		int cls = method_class(t, out[i].name);
-		if (cls & METHOD_WAITS)
-			out[i].kind = FRAME_WAIT;
-		if ((cls & METHOD_SWITCHES) && i > 0) {
-			*dropped += i;
-			memmove(out, out + i, (size_t)(k - i) * sizeof(*out));
-			k -= i;
-			i = 0;
-		}
-	}
-	return k;
-}
-
 /* Learn (or re-learn) the ec's stack bounds and innermost frame: one small read. */
 static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 {
@@ -611,64 +329,183 @@ static int gather_eps(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	return 0;
 }
 
+/* What read_thread is asked for, and what it found. */
 struct thread_read {
+	struct ruby_frame *out;       /* where the named frames go */
+	int room;                     /* and how many fit */
+	const struct mem_iov *extra;  /* read in the same call as the first try (the thread list, the GC's state) */
+	int nextra;
 	int nframes;
 	int retried, salvaged;
 	int unreadable; /* every control frame read as zeros */
 };
 
+/* One steady-state read of a thread's stack: where each part went, and the words read around them. */
+struct stack_read {
+	uint64_t flo, fhi, vlo, vhi; /* control frames [flo, fhi) and value stack [vlo, vhi), as planned */
+	uint64_t again;              /* bytes of frames from flo read a second time, after the rest */
+	uint64_t e[3];               /* the ec's first words (vm_stack, its size, cfp) */
+	uint64_t ec_pre;             /* th->ec, read just before them */
+	uint64_t cfpm, cfp2;         /* ec->cfp after the innermost frames, and at the very end */
+};
+
 /*
- * Read and name the frames of the thread whose rb_thread_t is at thaddr.
- * th holds its first t->th_read_len bytes: read here if *have_th is 0, and
- * in the same readv as the frames when the slot already knows the ec.
+ * Plan the read of w's stack around where it was at the previous sample, into
+ * iov[niov...]; returns the new niov, or an error. Order matters: th->ec and
+ * the ec (with ec->cfp), then at once the innermost frames and the top of the
+ * value stack (their env words: a C frame's method entry), so a frame that
+ * returns meanwhile is read before the next call at its depth writes over it;
+ * ec->cfp; the rest; the innermost frames again (a return and a call at the
+ * same depth between two reads of ec->cfp would otherwise pair one method's
+ * frame with another's env); ec->cfp a last time.
  */
-static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
-		       int *have_th, struct ruby_frame *out, int room, struct thread_read *r, const struct mem_iov *extra,
-		       int nextra)
+static int plan_stack_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, struct stack_read *sr,
+			   struct mem_iov *iov, int niov)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t csz = (uint64_t)L->cfp_size, thaddr = w->th;
+	uint64_t csz = (uint64_t)L->cfp_size;
+	plan(w, csz, &sr->flo, &sr->fhi, &sr->vlo, &sr->vhi);
+	uint64_t flo = sr->flo, fhi = sr->fhi, vlo = sr->vlo, vhi = sr->vhi;
+	sr->again = fhi - flo < AGAIN_FRAMES * csz ? fhi - flo : AGAIN_FRAMES * csz;
+	int err = grow(c, (size_t)(fhi - flo + vhi - vlo + sr->again), 0);
+	if (err)
+		return err;
+	uint64_t fhead = sr->again, vhead = vhi - vlo < VS_HEAD ? vhi - vlo : VS_HEAD;
+	unsigned char *vbuf = c->buf + (fhi - flo);
+	iov[niov++] = (struct mem_iov){ w->th + (uint64_t)L->th_ec, &sr->ec_pre, 8 };
+	iov[niov++] = (struct mem_iov){ w->ec, sr->e, sizeof(sr->e) };
+	iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)fhead };
+	if (vhead)
+		iov[niov++] = (struct mem_iov){ vhi - vhead, vbuf + (vhi - vlo - vhead), (size_t)vhead };
+	iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &sr->cfpm, 8 };
+	if (fhi - flo > fhead)
+		iov[niov++] = (struct mem_iov){ flo + fhead, c->buf + fhead, (size_t)(fhi - flo - fhead) };
+	if (vhi - vlo > vhead)
+		iov[niov++] = (struct mem_iov){ vlo, vbuf, (size_t)(vhi - vlo - vhead) };
+	iov[niov++] = (struct mem_iov){ flo, vbuf + (vhi - vlo), (size_t)sr->again };
+	iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &sr->cfp2, 8 };
+	return niov;
+}
+
+/* What a stack read gave: the frames to name, and whether the read holds them as of one instant. */
+struct stack_view {
+	uint64_t top, end; /* the innermost frame, and the stack's end */
+	int n, skip;       /* frames to name from top, and outer frames left out */
+	int covered;       /* the read holds all n frames */
+	int torn;          /* the stack moved under the read: salvaged, each frame validated as it is named */
+};
+
+enum { VIEW_OK = 0, VIEW_AGAIN = 1, VIEW_RELEARN = 2 };
+
+/*
+ * Judge a finished stack read (sr) of w: VIEW_OK with *v, VIEW_RELEARN when
+ * the stack itself moved (a new ec or a grown stack), VIEW_AGAIN when neither
+ * read of ec->cfp made sense.
+ */
+static int judge_stack_read(const struct ruby_target *t, struct walk_cache *c, struct walk_slot *w,
+			    const struct stack_read *sr, int room, struct stack_view *v)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t csz = (uint64_t)L->cfp_size;
+	uint64_t stack = sr->e[L->ec_vm_stack / 8], end = stack + sr->e[L->ec_vm_stack_size / 8] * 8;
+	uint64_t cfp1 = sr->e[L->ec_cfp / 8], cfp2 = sr->cfp2, flo = sr->flo;
+	if (stack != w->stack || end != w->end)
+		return VIEW_RELEARN;
+	int ok1 = cfp1 >= stack && cfp1 < end && (end - cfp1) % csz == 0;
+	int ok2 = cfp2 >= stack && cfp2 < end && (end - cfp2) % csz == 0;
+	if (!ok1 && !ok2)
+		return VIEW_AGAIN;
+	memset(v, 0, sizeof(*v));
+	v->end = end;
+	v->top = ok1 ? cfp1 : cfp2;
+	v->n = (int)((end - v->top) / csz);
+	if (v->n > WALK_MAX_FRAMES) {
+		v->skip = v->n - WALK_MAX_FRAMES;
+		v->n = WALK_MAX_FRAMES;
+	}
+	if (v->n > room - 1) {
+		v->skip += v->n - (room - 1);
+		v->n = room - 1;
+	}
+	v->covered = v->top >= flo && v->top + (uint64_t)v->n * csz <= sr->fhi;
+	/*
+	 * The stack as of the first read of ec->cfp. The innermost frames and
+	 * their env words were read right after it, then ec->cfp once more:
+	 * the same, and those frames are the stack at that instant (a return
+	 * and a call at the same depth in between would make it a later one,
+	 * as good). The outer frames, read later, are as they were unless the
+	 * thread returned past the innermost ones: the last read of ec->cfp
+	 * tells. Otherwise salvaged: kept, each frame validated as it is named.
+	 */
+	v->torn = sr->cfpm != cfp1 || !ok1 || !ok2 || cfp2 >= flo + sr->again;
+	if (!v->torn && v->covered) {
+		/* and the innermost frames, read twice, did not change under the read */
+		uint64_t top = v->top;
+		const unsigned char *first = c->buf + (top - flo), *second = c->buf + (sr->fhi - flo) + (sr->vhi - sr->vlo) + (top - flo);
+		for (uint64_t i = 0; i < 4 && i < (uint64_t)v->n && top - flo + (i + 1) * csz <= sr->again && cfp2 <= top; i++)
+			v->torn = v->torn || word(first + i * csz, L->cfp_iseq) != word(second + i * csz, L->cfp_iseq) ||
+				  word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
+				  word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
+	}
+	w->cfp = ok2 ? cfp2 : cfp1;
+	return VIEW_OK;
+}
+
+/* Name the frames of a read that covered them (v), and remember where the value stack's top was. */
+static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const struct stack_read *sr,
+		      const struct stack_view *v, struct thread_read *r)
+{
+	const struct ruby_layout *L = t->L;
+	size_t csz = (size_t)L->cfp_size;
+	int n = v->n, err;
+	if (n <= 0)
+		return 0;
+	if ((err = grow(c, 0, (size_t)n)))
+		return err;
+	const unsigned char *cfps = c->buf + (v->top - sr->flo);
+	int moved = 0;
+	if ((err = gather_eps(t, c, w, cfps, n, c->buf + (sr->fhi - sr->flo), sr->vlo, sr->vhi, v->top, &moved)))
+		return err == -EFAULT ? ERR_TORN : err;
+	uint64_t sp_max = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t sp = word(cfps + (size_t)i * csz, L->cfp_sp);
+		if (sp > sp_max && sp < v->end)
+			sp_max = sp;
+	}
+	w->vs_top = sp_max;
+	int dropped = 0;
+	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
+	r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
+	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
+	   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
+	r->unreadable = !r->nframes;
+	for (int i = 0; i < n && r->unreadable; i++)
+		r->unreadable = !word(cfps + (size_t)i * csz, L->cfp_ep) && !word(cfps + (size_t)i * csz, L->cfp_pc);
+	return 0;
+}
+
+/*
+ * Read and name the frames of the thread whose rb_thread_t is at w->th, as
+ * r asks. th holds its first t->th_read_len bytes: read here if *have_th is
+ * 0, and in the same readv as the frames when the slot already knows the ec.
+ */
+static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
+		       int *have_th, struct thread_read *r)
+{
+	const struct ruby_layout *L = t->L;
 	int err;
-	memset(r, 0, sizeof(*r));
+	r->nframes = r->retried = r->salvaged = r->unreadable = 0;
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
-		uint64_t flo = 0, fhi = 0, vlo = 0, vhi = 0, e[3], cfp2 = 0, cfpm = 0, again = 0, ec_pre = 0;
+		struct stack_read sr = { 0 };
 		int niov = 0, with_stack = w->ec && w->stack;
 		/* at most: 2 extras, th, the context, ec, the 2 heads, ec->cfp, the 2 rests, the innermost again, ec->cfp */
 		struct mem_iov iov[12];
-		for (int i = 0; !attempt && i < nextra; i++)
-			iov[niov++] = extra[i]; /* what the caller wants read in the same go (the thread list, the GC's state) */
+		for (int i = 0; !attempt && i < r->nextra; i++)
+			iov[niov++] = r->extra[i];
 		if (!*have_th)
-			iov[niov++] = (struct mem_iov){ thaddr, th, t->th_read_len };
-		if (with_stack) {
-			plan(w, csz, &flo, &fhi, &vlo, &vhi);
-			/* The innermost frames are read twice: a return and a call at the same depth between
-			   the two reads of ec->cfp would otherwise pair one method's frame with another's env. */
-			again = fhi - flo < AGAIN_FRAMES * csz ? fhi - flo : AGAIN_FRAMES * csz;
-			if ((err = grow(c, (size_t)(fhi - flo + vhi - vlo + again), 0)))
-				return err;
-			/*
-			 * The innermost frames and the top of the value stack (their env
-			 * words: a C frame's method entry) right after ec->cfp, in the same
-			 * call but first: a frame that returns meanwhile is read before the
-			 * next call at its depth writes over it. Then the rest.
-			 */
-			uint64_t fhead = again, vhead = vhi - vlo < VS_HEAD ? vhi - vlo : VS_HEAD;
-			unsigned char *vbuf = c->buf + (fhi - flo);
-			/* the thread's execution context (its fiber) just before the frame pointer: the two together */
-			iov[niov++] = (struct mem_iov){ thaddr + (uint64_t)L->th_ec, &ec_pre, 8 };
-			iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
-			iov[niov++] = (struct mem_iov){ flo, c->buf, (size_t)fhead };
-			if (vhead)
-				iov[niov++] = (struct mem_iov){ vhi - vhead, vbuf + (vhi - vlo - vhead), (size_t)vhead };
-			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfpm, 8 };
-			if (fhi - flo > fhead)
-				iov[niov++] = (struct mem_iov){ flo + fhead, c->buf + fhead, (size_t)(fhi - flo - fhead) };
-			if (vhi - vlo > vhead)
-				iov[niov++] = (struct mem_iov){ vlo, vbuf, (size_t)(vhi - vlo - vhead) };
-			iov[niov++] = (struct mem_iov){ flo, vbuf + (vhi - vlo), (size_t)again };
-			iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
-
-		}
+			iov[niov++] = (struct mem_iov){ w->th, th, t->th_read_len };
+		if (with_stack && (niov = plan_stack_read(t, c, w, &sr, iov, niov)) < 0)
+			return niov;
 		err = niov ? t->mem.readv(&t->mem, iov, niov) : 0;
 		if (err == -EFAULT && with_stack) {
 			w->stack = 0; /* the stack was freed or moved (or th itself): read them apart */
@@ -681,100 +518,40 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 		unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
 		if (!ec || status == (unsigned)L->thread_killed)
 			return 0;
-		if (with_stack && ec_pre != ec && ec_pre) {
+		if (with_stack && sr.ec_pre != ec && sr.ec_pre) {
 			/* Another fiber runs: the frames read are a suspended one's. Read the running one's instead,
 			   from the start (never stitched from both). */
-			ec = ec_pre;
+			ec = sr.ec_pre;
 			r->retried++;
 		}
 		if (!with_stack || ec != w->ec) {
-			if ((err = learn_ec(t, w, ec)) && err != ERR_TORN)
-				return err == -EFAULT ? ERR_TORN : err;
-			if (err)
-				return ERR_TORN;
+			if ((err = learn_ec(t, w, ec)))
+				return err == -EFAULT || err == ERR_TORN ? ERR_TORN : err;
 			continue;
 		}
-		uint64_t stack = e[L->ec_vm_stack / 8], end = stack + e[L->ec_vm_stack_size / 8] * 8;
-		uint64_t cfp1 = e[L->ec_cfp / 8];
-		if (stack != w->stack || end != w->end) {
+		struct stack_view v;
+		int how = judge_stack_read(t, c, w, &sr, r->room, &v);
+		if (how == VIEW_RELEARN) {
 			w->stack = 0;
 			continue;
 		}
-		int ok1 = cfp1 >= stack && cfp1 < end && (end - cfp1) % csz == 0;
-		int ok2 = cfp2 >= stack && cfp2 < end && (end - cfp2) % csz == 0;
-		if (!ok1 && !ok2) {
+		if (how == VIEW_AGAIN) {
 			if (attempt > RETRIES)
 				return ERR_TORN;
 			continue;
 		}
-		uint64_t top = ok1 ? cfp1 : cfp2;
-		int n = (int)((end - top) / csz), skip = 0;
-		if (n > WALK_MAX_FRAMES) {
-			skip = n - WALK_MAX_FRAMES;
-			n = WALK_MAX_FRAMES;
-		}
-		if (n > room - 1) {
-			skip += n - (room - 1);
-			n = room - 1;
-		}
-		int covered = top >= flo && top + (uint64_t)n * csz <= fhi;
-		/*
-		 * The stack as of the first read of ec->cfp. The innermost frames and
-		 * their env words were read right after it, then ec->cfp once more:
-		 * the same, and those frames are the stack at that instant (a return
-		 * and a call at the same depth in between would make it a later one,
-		 * as good). The outer frames, read later, are as they were unless the
-		 * thread returned past the innermost ones: the last read of ec->cfp
-		 * tells. Otherwise salvaged: kept, each frame validated as it is named.
-		 */
-		int torn = cfpm != cfp1 || !ok1 || !ok2 || cfp2 >= flo + again;
-		if (!torn && covered) { /* (not covered: read again below, never compared) */
-			/* and the innermost frames, read twice, did not change under the read */
-			const unsigned char *first = c->buf + (top - flo), *second = c->buf + (fhi - flo) + (vhi - vlo) + (top - flo);
-			for (uint64_t i = 0; i < 4 && i < (uint64_t)n && top - flo + (i + 1) * csz <= again && cfp2 <= top; i++)
-				torn = torn || word(first + i * csz, L->cfp_iseq) != word(second + i * csz, L->cfp_iseq) ||
-				       word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
-				       word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
-		}
-		w->cfp = ok2 ? cfp2 : cfp1;
 		/*
 		 * No second try for a stack that moved: a read taken later would be a
 		 * sample of a later instant, and stacks that move under a read are
 		 * those in short calls, which retrying would leave out (their time went
-		 * to their callers). Only a read that missed the frames is repeated.
+		 * to their callers). Only a read that missed the frames is repeated,
+		 * planned again around where the stack is now.
 		 */
-		if (!covered && attempt < RETRIES) {
-			r->retried++;
-			*have_th = 1;
+		if (!v.covered) {
+			r->retried += attempt < RETRIES;
 			continue;
 		}
-		if (!covered)
-			continue; /* plan again around where the stack is now */
-		if (n <= 0)
-			return 0;
-		if ((err = grow(c, 0, (size_t)n)))
-			return err;
-		const unsigned char *cfps = c->buf + (top - flo);
-		int moved = 0;
-		if ((err = gather_eps(t, c, w, cfps, n, c->buf + (fhi - flo), vlo, vhi, top, &moved)))
-			return err == -EFAULT ? ERR_TORN : err;
-		torn |= moved;
-		uint64_t sp_max = 0;
-		for (int i = 0; i < n; i++) {
-			uint64_t sp = word(cfps + (size_t)i * csz, L->cfp_sp);
-			if (sp > sp_max && sp < end)
-				sp_max = sp;
-		}
-		w->vs_top = sp_max;
-		int dropped = 0;
-		r->nframes = name_frames(t, cfps, c->eps, n, skip, !torn, out, &dropped);
-		r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
-		/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
-		   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
-		r->unreadable = !r->nframes;
-		for (int i = 0; i < n && r->unreadable; i++)
-			r->unreadable = !word(cfps + (size_t)i * csz, L->cfp_ep) && !word(cfps + (size_t)i * csz, L->cfp_pc);
-		return 0;
+		return name_stack(t, c, w, &sr, &v, r);
 	}
 	return ERR_TORN;
 }
@@ -808,7 +585,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		w->name_val = name;
 		w->name = 0;
 		if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
-			w->name = intern(t, nbuf);
+			w->name = ruby_intern(t, nbuf);
 	}
 	ts->name = w->name;
 	s->retried += (uint32_t)r->retried;
@@ -821,7 +598,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		static const char *const names[] = { "", "(garbage collection)", "(garbage collection: marking)",
 						     "(garbage collection: sweeping)", "(garbage collection: compacting)" };
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
-		ts->frames[0] = (struct ruby_frame){ intern(t, names[s->gc]), 0, 0, FRAME_GC };
+		ts->frames[0] = (struct ruby_frame){ ruby_intern(t, names[s->gc]), 0, 0, FRAME_GC };
 		ts->nframes++;
 	}
 	s->nframes_total += (uint32_t)ts->nframes;
@@ -859,10 +636,10 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)gc_word(L), &gcw, sizeof(gcw) };
 	if (c->first_th) {
 		struct walk_slot *w = slot_of(c, c->first_th);
-		struct thread_read r;
+		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra };
 		int have_th = 0;
 		memset(lbuf, 0, sizeof(lbuf));
-		err = read_thread(t, c, w, th, &have_th, s->frames, (int)WALK_MAX_TOTAL - 1, &r, extra, nextra);
+		err = read_thread(t, c, w, th, &have_th, &r);
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)
@@ -885,13 +662,12 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	for (int guard = first_done; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
 		struct walk_slot *w = slot_of(c, thaddr);
-		struct thread_read r;
 		int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
-		memset(&r, 0, sizeof(r));
+		struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1 };
 		if (room < 2) /* the sample is full: list the thread without frames */
 			err = mem_read(&t->mem, thaddr, th, t->th_read_len), have_th = !err;
 		else
-			err = read_thread(t, c, w, th, &have_th, s->frames + s->nframes_total, room - 1, &r, NULL, 0);
+			err = read_thread(t, c, w, th, &have_th, &r);
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)

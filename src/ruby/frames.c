@@ -1,0 +1,293 @@
+/* frames.c: naming a thread's frames: methods with their class, blocks with their method, C methods, waits. */
+#include "frames.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/map.h"
+#include "iseq.h"
+#include "object.h"
+
+#define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
+#define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
+
+static uint64_t word(const unsigned char *p, int64_t off)
+{
+	uint64_t v;
+	memcpy(&v, p + off, 8);
+	return v;
+}
+
+uint32_t ruby_intern(struct ruby_target *t, const char *s)
+{
+	int64_t id = strtab_intern(&t->strs, s, strlen(s));
+	return id < 0 ? 0 : (uint32_t)id;
+}
+
+/*
+ * "Foo#bar", "Foo.bar" or just "bar" for the method entry me (fallback names
+ * the method when the entry's IDs do not resolve); 0 when me is not a method
+ * entry. Cached by method entry address.
+ */
+static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t flags;
+	if (ruby_type_of(t, me, &flags) != L->t_imemo)
+		return 0;
+	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) == (uint64_t)L->imemo_svar) {
+		/* A method that used $~ or $_ keeps its method entry inside the svar that holds them. */
+		if (mem_read_u64(&t->mem, me + (uint64_t)L->svar_cref_or_me, &me) || ruby_type_of(t, me, &flags) != L->t_imemo)
+			return 0;
+	}
+	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
+		return 0;
+	unsigned char buf[48], def[64];
+	if (mem_read(&t->mem, me, buf, sizeof(buf)))
+		return 0;
+	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
+	uint32_t mname = 0;
+	if (defp && (size_t)L->def_original_id + 8 <= sizeof(def) && !mem_read(&t->mem, defp, def, (size_t)L->def_original_id + 8))
+		mname = ruby_id_name(t, word(def, L->def_original_id));
+	if (!mname)
+		mname = ruby_id_name(t, word(buf, L->me_called_id));
+	if (!mname)
+		mname = fallback;
+	if (!mname)
+		return 0;
+	int singleton = 0;
+	uint32_t cname = ruby_class_name(t, owner, &singleton);
+	if (!cname)
+		return mname;
+	char s[1024];
+	snprintf(s, sizeof(s), "%s%c%s", strtab_get(&t->strs, cname), singleton ? '.' : '#', strtab_get(&t->strs, mname));
+	return ruby_intern(t, s);
+}
+
+static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallback)
+{
+	/*
+	 * Keyed by entry and fallback: the same entry may be named with or without
+	 * an iseq label. A name without its class may be a passing failure (a read
+	 * racing a class being named): it is tried again a few times before it is
+	 * kept. The value holds the name, the tries in bits 32-39, and bit 63 when final.
+	 */
+	uint64_t key = me ^ ((uint64_t)fallback << 48);
+	uint64_t *hit = map_get(&t->mes, key);
+	if (hit && ((*hit >> 63) || ((*hit >> 32) & 0xff) >= NAME_TRIES))
+		return (uint32_t)*hit;
+	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
+	uint32_t sid = method_name_uncached(t, me, fallback);
+	const char *n = strtab_get(&t->strs, sid);
+	int final = !sid || strchr(n, '#') || strchr(n, '.');
+	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);
+	return sid;
+}
+
+/* Is me a method entry (an IMEMO ment, or the svar that holds one)? */
+static int is_method_entry(struct ruby_target *t, uint64_t me)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t flags;
+	if (ruby_type_of(t, me, &flags) != L->t_imemo)
+		return 0;
+	uint64_t type = (flags >> L->fl_ushift) & (uint64_t)L->imemo_mask;
+	return type == (uint64_t)L->imemo_ment || type == (uint64_t)L->imemo_svar;
+}
+
+/* "block (2 levels) in bar" + "Foo#bar" -> "block (2 levels) in Foo#bar" */
+static uint32_t qualify_block(struct ruby_target *t, uint32_t label, uint32_t method)
+{
+	const char *l = strtab_get(&t->strs, label), *in = strstr(l, " in ");
+	if (!in || !method)
+		return label;
+	char s[1024];
+	snprintf(s, sizeof(s), "%.*s in %s", (int)(in - l), l, strtab_get(&t->strs, method));
+	return ruby_intern(t, s);
+}
+
+/* Follow a block's ep chain to the local ep and set *me to its method entry or cref; -1 if the chain breaks. */
+static int local_me(struct ruby_target *t, uint64_t specval, uint64_t *me)
+{
+	const struct ruby_layout *L = t->L;
+	for (int hop = 0; hop < 16; hop++) {
+		uint64_t ep = specval & ~3ULL, w[EP_WORDS];
+		if (!ep || (ep & 7) || mem_read(&t->mem, ep - 16, w, sizeof(w)))
+			return -1;
+		if (w[2] & (uint64_t)L->env_flag_local) {
+			*me = w[0];
+			return 0;
+		}
+		specval = w[1];
+	}
+	return -1;
+}
+
+/* Does "Foo#bar" / "Foo.bar" name the method "bar"? */
+static int names_method(const char *qualified, const char *method)
+{
+	size_t q = strlen(qualified), m = strlen(method);
+	return q > m && !strcmp(qualified + q - m, method) && (qualified[q - m - 1] == '#' || qualified[q - m - 1] == '.');
+}
+
+/*
+ * Name one iseq frame. Whether it is a method or a block comes from the iseq
+ * itself, not from the env flags (which a torn read can garble). The class
+ * comes from the method entry in the env, and is believed only when that
+ * entry names the iseq's own method; it is cached on the iseq once found,
+ * and "has no owner" is cached only from a trusted (not salvaged) read.
+ */
+static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_t magic, const uint64_t *ep,
+			    int trusted, struct ruby_frame *f)
+{
+	const struct ruby_layout *L = t->L;
+	/* strtab_get pointers die when the table grows (method_name interns): fetch them late. */
+	f->kind = FRAME_RUBY;
+	f->path = is->path;
+	f->name = is->label;
+	if (is->qualified || is->owner_tried) {
+		if (is->qualified)
+			f->name = is->qualified;
+		if (!(magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)))
+			return;
+	}
+	if (is->type == L->iseq_type_method) {
+		uint32_t q = method_name(t, ep[0], is->label);
+		if (q && names_method(strtab_get(&t->strs, q), strtab_get(&t->strs, is->label))) {
+			is->qualified = q;
+			is->owner_tried = 1;
+			f->name = q;
+		} else if (trusted && ++is->no_owner >= NO_OWNER_READS) {
+			is->owner_tried = 1; /* e.g. an iseq defined under another name */
+		}
+		return;
+	}
+	if (is->type == L->iseq_type_eval) {
+		/* Code run by eval: named after the method whose binding it runs in, as Ruby 3.4 does. */
+		uint64_t me = ep[0];
+		int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
+		uint32_t m = !ok && me ? method_name(t, me, 0) : 0;
+		if (m)
+			f->name = m;
+		return;
+	}
+	if (is->type != L->iseq_type_block && is->type != L->iseq_type_rescue && is->type != L->iseq_type_ensure)
+		return;
+	if (magic == (uint64_t)L->frame_magic_block && (ep[2] & (uint64_t)L->frame_flag_bmethod)) {
+		uint32_t q = method_name(t, ep[0], is->label); /* define_method: named by its method entry */
+		f->name = q ? q : is->label;
+		return;
+	}
+	/* "block (2 levels) in bar": the method whose local env the chain of eps ends in must be "bar". */
+	uint64_t me = 0;
+	int ok = (ep[2] & (uint64_t)L->env_flag_local) ? -1 : local_me(t, ep[1], &me);
+	uint32_t m = !ok && me ? method_name(t, me, 0) : 0; /* 0: a cref, the block is outside any method */
+	const char *in = strstr(strtab_get(&t->strs, is->label), " in ");
+	if (m && in && names_method(strtab_get(&t->strs, m), in + 4)) {
+		is->qualified = qualify_block(t, is->label, m);
+		is->owner_tried = 1;
+		f->name = is->qualified;
+	} else if (trusted && !ok && !m && ++is->no_owner >= NO_OWNER_READS) {
+		is->owner_tried = 1;
+	}
+}
+
+enum { METHOD_WAITS = 1, METHOD_SWITCHES = 2 };
+
+/* What the method named by string id is (METHOD_*), cached per name in t->waits (value: flags + 1). */
+static int method_class(struct ruby_target *t, uint32_t name)
+{
+	uint64_t *hit = map_get(&t->waits, name);
+	if (hit)
+		return (int)*hit - 1;
+	const char *s = strtab_get(&t->strs, name);
+	int c = (ruby_wait_method(s) ? METHOD_WAITS : 0) | (ruby_switch_method(s) ? METHOD_SWITCHES : 0);
+	map_put(&t->waits, name, (uint64_t)c + 1);
+	return c;
+}
+
+/* Is magic one of the frame types a control frame can have? */
+static int known_magic(const struct ruby_layout *L, uint64_t magic)
+{
+	const int64_t m[] = { L->frame_magic_method, L->frame_magic_block, L->frame_magic_class, L->frame_magic_top,
+			      L->frame_magic_cfunc, L->frame_magic_ifunc, L->frame_magic_eval, L->frame_magic_rescue,
+			      L->frame_magic_dummy };
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (magic == (uint64_t)m[i])
+			return 1;
+	return 0;
+}
+
+int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
+		     int trusted, struct ruby_frame *out, int *dropped)
+{
+	const struct ruby_layout *L = t->L;
+	size_t csz = (size_t)L->cfp_size;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		const unsigned char *c = cfps + (size_t)i * csz;
+		uint64_t iseq = word(c, L->cfp_iseq), pc = word(c, L->cfp_pc);
+		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
+		struct ruby_frame *f = &out[k];
+		memset(f, 0, sizeof(*f));
+		if (!known_magic(L, magic) || (magic == (uint64_t)L->frame_magic_cfunc && iseq)) {
+			*dropped += !trusted; /* not a frame's env (a C frame has no iseq): another frame's, or garbled */
+			continue;
+		}
+		if (magic == (uint64_t)L->frame_magic_cfunc) {
+			f->kind = FRAME_CFUNC;
+			f->name = method_name(t, eps[i][0], 0);
+			if (!f->name && (!trusted || !is_method_entry(t, eps[i][0]))) {
+				/* garbled by the thread returning under the read (a live C frame's env always holds its
+				   method entry: one that does not was written over as it was read): leave it out */
+				++*dropped;
+				continue;
+			}
+			if (!f->name)
+				f->name = ruby_intern(t, "(unknown C method)");
+			f->line = -1;
+			k++;
+			continue;
+		}
+		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
+			continue;
+		struct iseq_info *is = iseq_get_at(t, iseq, pc);
+		if (!is) {
+			*dropped += !trusted;
+			continue;
+		}
+		name_iseq_frame(t, is, magic, eps[i], trusted, f);
+		f->line = iseq_line(is, pc);
+		k++;
+	}
+	if (skip)
+		out[k++] = (struct ruby_frame){ ruby_intern(t, "(truncated)"), 0, 0, FRAME_TRUNCATED };
+	/* A C method runs at its caller's location, as in Ruby's own backtraces. */
+	for (int i = k - 1, last = -1; i >= 0; i--) {
+		if (out[i].kind == FRAME_RUBY)
+			last = i;
+		else if (out[i].kind == FRAME_CFUNC && last >= 0) {
+			out[i].path = out[last].path;
+			out[i].line = out[last].line;
+		}
+	}
+	/*
+	 * Methods that wait are idle, not work. Frames above one that switches
+	 * fibers are ones its thread returned from before it switched: read after
+	 * the switch (the stack moved under the read), left out.
+	 */
+	for (int i = 0; i < k; i++) {
+		if (out[i].kind == FRAME_TRUNCATED)
+			continue;
+		int cls = method_class(t, out[i].name);
+		if (cls & METHOD_WAITS)
+			out[i].kind = FRAME_WAIT;
+		if ((cls & METHOD_SWITCHES) && i > 0) {
+			*dropped += i;
+			memmove(out, out + i, (size_t)(k - i) * sizeof(*out));
+			k -= i;
+			i = 0;
+		}
+	}
+	return k;
+}
