@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 #define NT_STAPSDT 3
 
@@ -76,8 +77,7 @@ int stapsdt_read(const char *path, struct stapsdt_list *out)
 			have_base = 1;
 		}
 	}
-	int cap = 0;
-	size_t strcap = 0, used = 0;
+	size_t cap = 0, strcap = 0, used = 0;
 	r = 0;
 	while ((scn = elf_nextscn(e, scn)) && !r) {
 		GElf_Shdr sh;
@@ -108,15 +108,12 @@ int stapsdt_read(const char *path, struct stapsdt_list *out)
 		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 || memcmp((char *)d->d_buf + name_off, "stapsdt", 8))
 				continue;
-			if (out->n == cap) {
-				cap = cap ? 2 * cap : 64;
-				struct stapsdt_note *v = realloc(out->v, (size_t)cap * sizeof(*v));
-				if (!v) {
-					r = -ENOMEM;
-					break;
-				}
-				out->v = v;
+			struct stapsdt_note *v = vec_grow(out->v, (size_t)out->n, &cap, sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
 			}
+			out->v = v;
 			struct stapsdt_note *n = &out->v[out->n];
 			uint64_t note_base;
 			if (parse_note((char *)d->d_buf + desc_off, nh.n_descsz, is64, n, &note_base, out->strings, &used))

@@ -16,6 +16,7 @@
 #endif
 
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 #define CHUNK (1u << 20) /* read size */
 #define PREFETCH 2048    /* how far ahead of the line being parsed its bytes are fetched */
@@ -446,14 +447,13 @@ static int read_stream(struct source *s, size_t size, int skip, heap_fn fn, void
 		return -ENOMEM;
 	int err = 0;
 	for (;;) {
-		if (have == cap) { /* a single line longer than the buffer */
-			char *b = realloc(buf, cap * 2);
+		if (have == cap) { /* a single line longer than the buffer: it doubles */
+			char *b = vec_grow(buf, have, &cap, 1);
 			if (!b) {
 				err = -ENOMEM;
 				break;
 			}
 			buf = b;
-			cap *= 2;
 		}
 		ssize_t n = pull(s, buf + have, cap - have < CHUNK ? cap - have : CHUNK);
 		if (n < 0 && !s->gz) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 #define MAX_THREADS 8
 #define MIN_PART (1u << 20) /* below this, a thread costs more than it saves */
@@ -23,7 +24,7 @@ static int usable_cpus(void)
 
 static int add_part(struct heap_parts *ps, int file, uint64_t start, uint64_t end)
 {
-	struct heap_part *v = realloc(ps->v, (size_t)(ps->n + 1) * sizeof(*v));
+	struct heap_part *v = vec_grow(ps->v, (size_t)ps->n, &ps->cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	ps->v = v;

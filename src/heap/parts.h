@@ -26,6 +26,7 @@ struct heap_parts {
 	int open_err[HEAP_PARTS_MAX_FILES];
 	struct heap_part *v; /* in file order, and in order within a file */
 	int n;
+	size_t cap;
 };
 
 /*

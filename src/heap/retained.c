@@ -10,6 +10,7 @@
 #include "../lib/json.h"
 #include "dominators.h"
 #include "graph.h"
+#include "../lib/vec.h"
 
 struct tally {
 	uint64_t objects, memsize;
@@ -140,15 +141,12 @@ static int assign_groups(struct retained *r, uint32_t *gid)
 		uint64_t key = r->by == HEAP_RETAINED_CLASS ? r->g.cls[v] : r->g.loc[v], *hit = map_get(&index, key);
 		size_t i = hit ? (size_t)*hit - 1 : r->ngroups;
 		if (!hit) {
-			if (r->ngroups == cap) {
-				struct group *gr = realloc(r->groups, (cap ? cap * 2 : 256) * sizeof(*gr));
-				if (!gr) {
-					err = -ENOMEM;
-					break;
-				}
-				r->groups = gr;
-				cap = cap ? cap * 2 : 256;
+			struct group *gr = vec_grow(r->groups, r->ngroups, &cap, sizeof(*gr));
+			if (!gr) {
+				err = -ENOMEM;
+				break;
 			}
+			r->groups = gr;
 			r->groups[r->ngroups++] = (struct group){ .key = key };
 			err = map_put(&index, key, i + 1);
 		}

@@ -9,6 +9,7 @@
 #include "../lib/err.h"
 #include "../lib/map.h"
 #include "../lib/strtab.h"
+#include "../lib/vec.h"
 
 #define PREVIEW 48          /* characters of a value shown */
 #define TRUNCATED (1u << 31) /* in value.preview: the value is longer than shown */
@@ -88,14 +89,10 @@ static int add_value(struct strings *s, struct span v, uint64_t bytesize)
 		key = map_hash64(key + seed);
 	}
 	if (!hit) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 4096;
-			struct value *nv = realloc(s->v, cap * sizeof(*nv));
-			if (!nv)
-				return -ENOMEM;
-			s->v = nv;
-			s->cap = cap;
-		}
+		struct value *nv = vec_grow(s->v, s->n, &s->cap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
 		s->v[s->n] = (struct value){ h2, bytesize, 1, 0 };
 		return map_put(&s->index, key, ++s->n);
 	}

@@ -11,6 +11,7 @@
 #include "../lib/strtab.h"
 #include "../lib/json.h"
 #include "parts.h"
+#include "../lib/vec.h"
 
 struct group {
 	uint64_t key; /* string id, class address or generation */
@@ -66,14 +67,10 @@ static int add(struct summary *s, uint64_t key, uint64_t count, uint64_t memsize
 	if (hit) {
 		i = (size_t)*hit - 1;
 	} else {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 256;
-			struct group *g = realloc(s->g, cap * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			s->g = g;
-			s->cap = cap;
-		}
+		struct group *g = vec_grow(s->g, s->n, &s->cap, sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		s->g = g;
 		i = s->n++;
 		s->g[i] = (struct group){ key, 0, 0 };
 		if (map_put(&s->index, key, i + 1))

@@ -5,6 +5,7 @@
 
 #include "../lib/map.h"
 #include "output.h"
+#include "../lib/vec.h"
 
 /* A source line of a function: the samples that stopped there, and the calls made from it. */
 struct cg_site {
@@ -33,18 +34,6 @@ struct cg {
 	struct map edge_index; /* (site, callee) -> edge */
 	uint64_t total;
 };
-
-/* a itself, grown if it is full to hold n + 1 items; NULL if out of memory. */
-static void *grow(void *a, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return a;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *p = realloc(a, c * size);
-	if (p)
-		*cap = c;
-	return p;
-}
 
 /* Functions by name and path, and files by path (frames with no path share one unknown file). */
 static int cg_index(struct cg *c)
@@ -84,7 +73,7 @@ static int64_t site_of(struct cg *c, uint32_t func, int32_t line)
 	uint64_t *hit = map_get(&c->site_index, key);
 	if (hit)
 		return (int64_t)*hit;
-	struct cg_site *sites = grow(c->sites, c->nsites, &c->sites_cap, sizeof(*sites));
+	struct cg_site *sites = vec_grow(c->sites, c->nsites, &c->sites_cap, sizeof(*sites));
 	if (!sites)
 		return -ENOMEM;
 	c->sites = sites;
@@ -102,7 +91,7 @@ static int add_call(struct cg *c, uint32_t site, uint32_t callee, uint64_t count
 		c->edges[*hit].cost += count;
 		return 0;
 	}
-	struct cg_edge *edges = grow(c->edges, c->nedges, &c->edges_cap, sizeof(*edges));
+	struct cg_edge *edges = vec_grow(c->edges, c->nedges, &c->edges_cap, sizeof(*edges));
 	if (!edges)
 		return -ENOMEM;
 	c->edges = edges;

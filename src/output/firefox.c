@@ -7,6 +7,7 @@
 #include "../lib/json.h"
 #include "output.h"
 #include "thread_samples.h"
+#include "../lib/vec.h"
 
 /*
  * The format version written. Everything here has kept its shape up to the
@@ -32,9 +33,11 @@ struct gecko_stack {
 /* One thread's tables, built from the samples as they are written. */
 struct gecko_thread {
 	uint32_t *frames; /* a table frame -> the profile's frame id */
-	uint32_t nframes, frames_cap;
+	uint32_t nframes;
+	size_t frames_cap;
 	struct gecko_stack *stacks;
-	uint32_t nstacks, stacks_cap;
+	uint32_t nstacks;
+	size_t stacks_cap;
 	struct map frame_index;  /* profile frame id -> table frame */
 	struct map stack_index;  /* prefix << 32 | table frame -> table stack */
 	struct map sample_stack; /* profile stack id -> table stack + 1, 0 for an empty stack */
@@ -48,17 +51,9 @@ static void write_ms(FILE *f, uint64_t ns)
 }
 
 /* array with room for element n (grown, *cap updated), or NULL when out of memory. */
-static void *reserve(void *array, uint32_t n, uint32_t *cap, size_t size)
+static void *reserve(void *array, uint32_t n, size_t *cap, size_t size)
 {
-	if (n < *cap)
-		return array;
-	if (n >= UINT32_MAX / 2)
-		return NULL;
-	uint32_t c = *cap ? 2 * *cap : 256;
-	void *a = realloc(array, (size_t)c * size);
-	if (a)
-		*cap = c;
-	return a;
+	return n < UINT32_MAX / 2 ? vec_grow(array, n, cap, size) : NULL;
 }
 
 /* The table frame of profile frame id, added on first use; negative on error. */

@@ -8,6 +8,7 @@
 #include "../lib/map.h"
 #include "output.h"
 #include "../lib/xml.h"
+#include "../lib/vec.h"
 
 #define FG_WIDTH 1200.0 /* drawing width in px, frames included */
 #define FG_PAD 10.0
@@ -23,7 +24,8 @@ struct fg_node {
 
 struct fg_tree {
 	struct fg_node *n;
-	uint32_t len, cap;
+	uint32_t len;
+	size_t cap;
 	uint32_t *func_of_frame; /* frame id -> function (name + path) */
 	uint32_t *func_frame;    /* function -> a representative frame */
 	uint32_t *func_rank;     /* function -> its place in label order */
@@ -88,14 +90,10 @@ static int64_t child(struct fg_tree *t, struct map *m, uint32_t parent, uint32_t
 	uint64_t *hit = map_get(m, key);
 	if (hit)
 		return (int64_t)*hit;
-	if (t->len == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-		struct fg_node *n = realloc(t->n, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->n = n;
-		t->cap = cap;
-	}
+	struct fg_node *n = vec_grow(t->n, t->len, &t->cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->n = n;
 	uint32_t id = t->len++;
 	t->n[id] = (struct fg_node){ parent, func, t->n[parent].depth + 1, 0, 0, 0, 0 };
 	int err = map_put(m, key, id);

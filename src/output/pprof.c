@@ -7,6 +7,7 @@
 #include "../lib/buf.h"
 #include "../lib/map.h"
 #include "output.h"
+#include "../lib/vec.h"
 
 /* Field numbers of profile.proto (package perftools.profiles). */
 enum {
@@ -55,7 +56,8 @@ struct pprof {
 	uint32_t nfuncs, nlocs;
 	uint64_t *ids;     /* one sample's location ids */
 	const char **strs; /* the string table */
-	uint32_t nstrs, strs_cap;
+	uint32_t nstrs;
+	size_t strs_cap;
 	struct map str_index;    /* profile strtab id -> string table index */
 	struct map thread_index; /* tid -> string table index of its name */
 	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread; /* fixed strings */
@@ -183,16 +185,12 @@ static void gz_message(struct gz *g, uint32_t field, const struct pb *m)
 /* Add s to the string table; its index. */
 static uint32_t str_add(struct pprof *pp, const char *s)
 {
-	if (pp->nstrs == pp->strs_cap) {
-		uint32_t cap = pp->strs_cap ? pp->strs_cap * 2 : 64;
-		const char **n = realloc(pp->strs, cap * sizeof(*n));
-		if (!n) {
-			pp->msg.err = -ENOMEM;
-			return 0;
-		}
-		pp->strs = n;
-		pp->strs_cap = cap;
+	const char **n = vec_grow(pp->strs, pp->nstrs, &pp->strs_cap, sizeof(*n));
+	if (!n) {
+		pp->msg.err = -ENOMEM;
+		return 0;
 	}
+	pp->strs = n;
 	pp->strs[pp->nstrs] = s;
 	return pp->nstrs++;
 }

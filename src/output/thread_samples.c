@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../lib/map.h"
+#include "../lib/vec.h"
 
 /* Stack counts beyond this are a corrupt recording, not one to expand into samples. */
 #define MADE_SAMPLES_MAX (UINT64_C(1) << 26)
@@ -38,24 +39,22 @@ static uint64_t key_of(int32_t tid)
 /* Number the threads in order of first sample and count each one's samples into start[t + 1]. */
 static int count_threads(struct thread_samples *ts, struct map *index)
 {
-	uint32_t cap = 0;
+	size_t tids_cap = 0, start_cap = 0;
 	for (uint64_t i = 0; i < ts->nsamples; i++) {
 		uint64_t *t = map_get(index, key_of(ts->samples[i].tid));
 		if (t) {
 			ts->start[*t + 1]++;
 			continue;
 		}
-		if (ts->nthreads == cap) {
-			cap = cap ? 2 * cap : 16;
-			int32_t *tids = realloc(ts->tids, cap * sizeof(*tids));
-			uint64_t *start = realloc(ts->start, (cap + 1) * sizeof(*start));
-			if (tids)
-				ts->tids = tids;
-			if (start)
-				ts->start = start;
-			if (!tids || !start)
-				return -ENOMEM;
-		}
+		/* tids[nthreads], and start[nthreads + 1] (each thread's first sample, and the end) */
+		int32_t *tids = vec_grow(ts->tids, ts->nthreads, &tids_cap, sizeof(*tids));
+		if (tids)
+			ts->tids = tids;
+		uint64_t *start = tids ? vec_grow(ts->start, (size_t)ts->nthreads + 1, &start_cap, sizeof(*start)) : NULL;
+		if (start)
+			ts->start = start;
+		if (!tids || !start)
+			return -ENOMEM;
 		if (map_put(index, key_of(ts->samples[i].tid), ts->nthreads))
 			return -ENOMEM;
 		ts->tids[ts->nthreads] = ts->samples[i].tid;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 #define PAGE 4096u
 #define MAX_SEGS (1 << 20)
@@ -63,7 +64,7 @@ static int parse_files(struct core *c, const unsigned char *d, uint64_t len)
 
 static int add_tid(struct core *c, pid_t tid)
 {
-	pid_t *v = realloc(c->tids, (size_t)(c->ntids + 1) * sizeof(*v));
+	pid_t *v = vec_grow(c->tids, (size_t)c->ntids, &c->tids_cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	c->tids = v;

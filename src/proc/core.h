@@ -34,6 +34,7 @@ struct core {
 	int nfiles;
 	pid_t *tids;               /* every thread, from NT_PRSTATUS, in note order */
 	int ntids;
+	size_t tids_cap;
 	char sysroot[4096];        /* where the files the core names are found ("" for /) */
 	const char *bad_file;      /* set when a read needed a file that is missing or differs: its path */
 	int bad_file_err;          /* and why: -ENOENT, -EACCES..., or ERR_FILE_CHANGED */

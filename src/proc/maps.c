@@ -9,10 +9,11 @@
 
 #include "../lib/buf.h"
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 int maps_parse(const char *text, struct maps *out)
 {
-	int cap = 0;
+	size_t cap = 0;
 	out->v = NULL;
 	out->n = 0;
 	for (const char *line = text; *line;) {
@@ -31,15 +32,12 @@ int maps_parse(const char *text, struct maps *out)
 			e.path = strndup(one + pathpos, n - (size_t)pathpos);
 			if (!e.path)
 				goto oom;
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 256;
-				struct map_entry *v = realloc(out->v, (size_t)cap * sizeof(*v));
-				if (!v) {
-					free(e.path);
-					goto oom;
-				}
-				out->v = v;
+			struct map_entry *v = vec_grow(out->v, (size_t)out->n, &cap, sizeof(*v));
+			if (!v) {
+				free(e.path);
+				goto oom;
 			}
+			out->v = v;
 			out->v[out->n++] = e;
 		}
 		line += len + (nl ? 1 : 0);

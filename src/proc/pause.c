@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "../lib/err.h"
+#include "../lib/vec.h"
 
 static int known(const struct pauser *pz, pid_t tid)
 {
@@ -33,16 +34,12 @@ static int seize_new(struct pauser *pz)
 		pid_t tid = (pid_t)atoi(de->d_name);
 		if (tid <= 0 || known(pz, tid))
 			continue;
-		if (pz->n == pz->cap) {
-			int cap = pz->cap ? pz->cap * 2 : 16;
-			pid_t *t = realloc(pz->tid, (size_t)cap * sizeof(*t));
-			if (!t) {
-				err = -ENOMEM;
-				break;
-			}
-			pz->tid = t;
-			pz->cap = cap;
+		pid_t *t = vec_grow(pz->tid, (size_t)pz->n, &pz->cap, sizeof(*t));
+		if (!t) {
+			err = -ENOMEM;
+			break;
 		}
+		pz->tid = t;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
 			if (errno == ESRCH)
 				continue; /* exited meanwhile */

@@ -15,7 +15,8 @@
 struct pauser {
 	pid_t pid;
 	pid_t *tid;
-	int n, cap;
+	int n;
+	size_t cap;
 	int stopped;
 };
 

@@ -12,6 +12,7 @@
 
 #include "../lib/err.h"
 #include "../lib/map.h"
+#include "../lib/vec.h"
 
 static ssize_t read_file(const char *path, char *out, size_t cap)
 {
@@ -81,19 +82,16 @@ int task_descendants(pid_t pid, pid_t *out, int cap)
 	if (!d)
 		return 0;
 	pid_t *pids = NULL, *parents = NULL;
-	size_t n = 0, alloc = 0;
+	size_t n = 0, pids_cap = 0, parents_cap = 0;
 	for (struct dirent *de; (de = readdir(d));) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 512;
-			pid_t *a = realloc(pids, alloc * sizeof(*a)), *b = a ? realloc(parents, alloc * sizeof(*b)) : NULL;
-			if (a)
-				pids = a;
-			if (!a || !b)
-				break;
-			parents = b;
-		}
+		pid_t *a = vec_grow(pids, n, &pids_cap, sizeof(*a)), *b = a ? vec_grow(parents, n, &parents_cap, sizeof(*b)) : NULL;
+		if (a)
+			pids = a;
+		if (!a || !b)
+			break;
+		parents = b;
 		pids[n] = (pid_t)atoi(de->d_name);
 		parents[n++] = parent_of(de->d_name);
 	}

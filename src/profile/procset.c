@@ -8,6 +8,7 @@
 
 #include "../lib/err.h"
 #include "../proc/task.h"
+#include "../lib/vec.h"
 
 #define DISCOVER_NS 500000000ULL /* look for new children twice a second */
 #define RETRY_NS 5000000000ULL   /* ask a child that was not (yet) Ruby again after 5 s: it may exec ruby */
@@ -29,14 +30,10 @@ static struct proc_entry *find(struct procset *ps, pid_t pid)
 
 static struct proc_entry *new_entry(struct procset *ps, pid_t pid)
 {
-	if (ps->n == ps->cap) {
-		int cap = ps->cap ? ps->cap * 2 : 8;
-		struct proc_entry **v = realloc(ps->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		ps->v = v;
-		ps->cap = cap;
-	}
+	struct proc_entry **v = vec_grow(ps->v, (size_t)ps->n, &ps->cap, sizeof(*v));
+	if (!v)
+		return NULL;
+	ps->v = v;
 	struct proc_entry *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;

@@ -29,7 +29,8 @@ struct proc_entry {
  */
 struct procset {
 	struct proc_entry **v; /* v[0] is the process the user named */
-	int n, cap, live;
+	int n, live;
+	size_t cap;
 	int follow, threads_root, on_cpu, verbose;
 	int blocking; /* stop each process's threads around its sample (ptrace) */
 	uint64_t next_discover;

@@ -5,16 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROW(ptr, n, cap, min)                                              \
-	do {                                                                \
-		if ((n) == (cap)) {                                         \
-			size_t c_ = (cap) ? (size_t)(cap) * 2 : (min);      \
-			void *p_ = realloc((ptr), c_ * sizeof(*(ptr)));     \
-			if (!p_)                                            \
-				return -ENOMEM;                             \
-			(ptr) = p_;                                         \
-			(cap) = c_;                                         \
-		}                                                           \
+#include "../lib/vec.h"
+
+/* Room in ptr (n items, cap slots) for one more, or return -ENOMEM from the caller. */
+#define GROW(ptr, n, cap)                                                       \
+	do {                                                                    \
+		void *v_ = vec_grow((ptr), (size_t)(n), &(cap), sizeof(*(ptr))); \
+		if (!v_)                                                        \
+			return -ENOMEM;                                         \
+		(ptr) = v_;                                                     \
 	} while (0)
 
 int profile_init(struct profile *p)
@@ -52,7 +51,7 @@ static int64_t intern_frame(struct profile *p, const struct profile_frame *f)
 			return (int64_t)(*hit - 1);
 		if (hit)
 			continue;
-		GROW(p->frames, p->nframes, p->frames_cap, 256);
+		GROW(p->frames, p->nframes, p->frames_cap);
 		p->frames[p->nframes] = *f;
 		int err = map_put(&p->frame_index, h, (uint64_t)p->nframes + 1);
 		if (err)
@@ -81,15 +80,8 @@ int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n)
 				return (int64_t)(*hit - 1);
 			continue;
 		}
-		while (p->pool_len + n > p->pool_cap) {
-			uint64_t cap = p->pool_cap ? p->pool_cap * 2 : 4096;
-			uint32_t *pool = realloc(p->pool, cap * sizeof(*pool));
-			if (!pool)
-				return -ENOMEM;
-			p->pool = pool;
-			p->pool_cap = cap;
-		}
-		GROW(p->stacks, p->nstacks, p->stacks_cap, 256);
+		GROW(p->pool, p->pool_len + n, p->pool_cap); /* room for its n frames (and one more) */
+		GROW(p->stacks, p->nstacks, p->stacks_cap);
 		memcpy(p->pool + p->pool_len, frames, n * sizeof(*frames));
 		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0 };
 		p->pool_len += n;
@@ -107,7 +99,7 @@ int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid)
 	p->stacks[stack].count++;
 	if (!p->keep_samples)
 		return 0;
-	GROW(p->samples, p->nsamples, p->samples_cap, 1024);
+	GROW(p->samples, p->nsamples, p->samples_cap);
 	p->samples[p->nsamples++] = (struct profile_sample){ t_ns, tid, stack };
 	return 0;
 }
@@ -128,7 +120,7 @@ int profile_thread(struct profile *p, int32_t tid, const char *name)
 	int64_t id = strtab_intern(&p->strs, name, strlen(name));
 	if (id < 0)
 		return (int)id;
-	GROW(p->threads, p->nthreads, p->threads_cap, 16);
+	GROW(p->threads, p->nthreads, p->threads_cap);
 	p->threads[p->nthreads++] = (struct profile_thread){ tid, (uint32_t)id };
 	return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef RBSCOPE_PROFILE_H
 #define RBSCOPE_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,17 +49,22 @@ struct profile_thread {
 struct profile {
 	struct strtab strs;
 	struct profile_frame *frames;
-	uint32_t nframes, frames_cap;
+	uint32_t nframes;
+	size_t frames_cap;
 	uint32_t *pool;
-	uint64_t pool_len, pool_cap;
+	uint64_t pool_len;
+	size_t pool_cap;
 	struct profile_stack *stacks;
-	uint32_t nstacks, stacks_cap;
+	uint32_t nstacks;
+	size_t stacks_cap;
 	struct profile_sample *samples;
-	uint64_t nsamples, samples_cap;
+	uint64_t nsamples;
+	size_t samples_cap;
 	struct map frame_index; /* hash of a frame -> id + 1 */
 	struct map stack_index; /* hash of a stack -> id + 1 (collisions re-seed) */
 	struct profile_thread *threads;
-	uint32_t nthreads, threads_cap;
+	uint32_t nthreads;
+	size_t threads_cap;
 	/* metadata */
 	int pid;
 	uint32_t rate_hz;

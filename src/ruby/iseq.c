@@ -7,6 +7,7 @@
 
 #include "../lib/err.h"
 #include "object.h"
+#include "../lib/vec.h"
 
 /* Ruby's succinct index table, as laid out in iseq.c (unchanged from 2.6 to 3.4). */
 #define SUCC_IMM_BITS 54
@@ -194,16 +195,12 @@ struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr)
 	struct iseq_info is;
 	if (iseq_read(t, addr, &is))
 		return NULL; /* not cached: the read may have been torn */
-	if (t->iseq_n == t->iseq_cap) {
-		size_t cap = t->iseq_cap ? t->iseq_cap * 2 : 256;
-		struct iseq_info *v = realloc(t->iseq_v, cap * sizeof(*v));
-		if (!v) {
-			iseq_info_free(&is);
-			return NULL;
-		}
-		t->iseq_v = v;
-		t->iseq_cap = cap;
+	struct iseq_info *v = vec_grow(t->iseq_v, t->iseq_n, &t->iseq_cap, sizeof(*v));
+	if (!v) {
+		iseq_info_free(&is);
+		return NULL;
 	}
+	t->iseq_v = v;
 	t->iseq_v[t->iseq_n++] = is;
 	map_put(&t->iseqs, addr, t->iseq_n);
 	return &t->iseq_v[t->iseq_n - 1];

@@ -1,10 +1,11 @@
-/* test_lib.c: the capped buffer, the hash map and the string table. */
+/* test_lib.c: the capped buffer, the growable array, the hash map, the string table and the text writers. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -12,9 +13,38 @@
 #include "lib/map.h"
 #include "lib/strtab.h"
 #include "lib/utf8.h"
+#include "lib/vec.h"
 #include "lib/json.h"
 #include "lib/xml.h"
 #include "proc/maps.h"
+
+static void test_vec_grow(void **state)
+{
+	(void)state;
+	int *v = NULL;
+	size_t cap = 0;
+	for (size_t n = 0; n < 1000; n++) {
+		int *g = vec_grow(v, n, &cap, sizeof(*g));
+		assert_non_null(g);
+		v = g;
+		v[n] = (int)n;
+		assert_true(cap > n);
+	}
+	assert_int_equal(cap, 1024); /* 16 doubled */
+	for (size_t n = 0; n < 1000; n++)
+		assert_int_equal(v[n], (int)n);
+	/* room for an index far ahead: at least that, in one step */
+	int *g = vec_grow(v, 5000, &cap, sizeof(*g));
+	assert_non_null(g);
+	v = g;
+	assert_true(cap > 5000);
+	assert_int_equal(v[999], 999);
+	/* a size that would overflow: NULL, the array and its capacity as they were */
+	size_t before = cap;
+	assert_null(vec_grow(v, SIZE_MAX / 2, &cap, sizeof(*v)));
+	assert_int_equal(cap, before);
+	free(v);
+}
 
 static void test_buf_cap(void **state)
 {
@@ -115,6 +145,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_vec_grow),
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_maps_parse),
