@@ -1,8 +1,11 @@
-# compare-summaries.rb [--merge-blocks] REF OTHER [OTHER2] [N]: the N (default 15) functions with the most self
-# time in REF (an `rbscope ... -f summary` or a `stackprof --text` output), their self shares in each file side by
-# side, and the largest gap between REF and each other file over every function either names. --merge-blocks
-# counts "block (2 levels) in X" as X, as stackprof does. Used by bench/run.
+# compare-summaries.rb [--merge-blocks] [--drop-stackprof] REF OTHER [OTHER2] [N]: the N (default 15) functions with
+# the most self time in REF (an `rbscope ... -f summary` or a `stackprof --text` output), their self shares in each
+# file side by side, and the largest gap between REF and each other file over every function either names.
+# --merge-blocks counts "block (2 levels) in X" as X, as stackprof does. --drop-stackprof leaves out StackProf's own
+# methods (writing its results at exit, which an outside sampler sees and stackprof does not) and scales the rest
+# back to 100%. Used by bench/run.
 MERGE = ARGV.delete("--merge-blocks")
+DROP = ARGV.delete("--drop-stackprof")
 
 def load(path)
   rows = Hash.new(0)
@@ -16,6 +19,12 @@ def load(path)
       name = { "(marking)" => "(garbage collection: marking)", "(sweeping)" => "(garbage collection: sweeping)" }.fetch(name, name)
       rows[name] += share
     end
+  end
+  if DROP
+    dropped = rows.select { |k, _| k =~ /\AStackProf[.#]/ }
+    rows.reject! { |k, _| dropped.key?(k) }
+    scale = 100.0 / (100.0 - dropped.values.sum)
+    rows.transform_values! { |v| v * scale }
   end
   rows
 end

@@ -12,6 +12,7 @@
 
 #include "../agent/client.h"
 #include "../agent/hist.h"
+#include "../agent/hist_stats.h"
 #include "../agent/proto.h"
 #include "../builtin.h"
 #include "../lib/err.h"
@@ -46,55 +47,10 @@ static void fmt_value(char *buf, size_t cap, double v, double unit_ns)
 	snprintf(buf, cap, "%.0f%s", v, sfx[k]);
 }
 
-/* The p-th percentile, from the fine buckets: the middle of the bucket that holds it, kept within [min, max]. */
-static double percentile(const struct agent_hist *h, const uint64_t *b, uint64_t count, double p)
-{
-	if (!count)
-		return 0;
-	uint64_t rank = (uint64_t)ceil(p * (double)count), seen = 0;
-	if (rank < 1)
-		rank = 1;
-	for (unsigned i = 0; i < HIST_NBUCKETS; i++) {
-		seen += b[i];
-		if (seen < rank)
-			continue;
-		double lo = (double)hist_low(i);
-		double hi = i + 1 < HIST_NBUCKETS ? (double)hist_low(i + 1) : 18446744073709551615.0;
-		double v = i < HIST_SUB ? lo : (lo + hi) / 2;
-		if (v > (double)h->max)
-			v = (double)h->max;
-		if (v < (double)h->min)
-			v = (double)h->min;
-		return v;
-	}
-	return (double)h->max;
-}
-
-/* Log2 rows: [0], [1], [2, 4), [4, 8) ...: HIST_SUB fine buckets make one above HIST_SUB. */
-static int log2_rows(const uint64_t *b, uint64_t *rows, uint64_t *lo)
-{
-	int n = 0;
-	rows[n] = b[0], lo[n++] = 0;
-	rows[n] = b[1], lo[n++] = 1;
-	for (uint64_t p = 2; p < HIST_SUB; p *= 2, n++) {
-		rows[n] = 0;
-		lo[n] = p;
-		for (uint64_t v = p; v < 2 * p; v++)
-			rows[n] += b[v];
-	}
-	for (unsigned i = HIST_SUB; i < HIST_NBUCKETS; i += HIST_SUB, n++) {
-		rows[n] = 0;
-		lo[n] = hist_low(i);
-		for (unsigned k = 0; k < HIST_SUB; k++)
-			rows[n] += b[i + k];
-	}
-	return n;
-}
-
 static void print_hist(FILE *out, const struct latency_opts *o, const struct agent_hist *h, const uint64_t *b,
 		       uint64_t count, uint64_t prev_count, double secs)
 {
-	double p50 = percentile(h, b, count, 0.50), p90 = percentile(h, b, count, 0.90), p99 = percentile(h, b, count, 0.99);
+	double p50 = hist_percentile(h, b, count, 0.50), p90 = hist_percentile(h, b, count, 0.90), p99 = hist_percentile(h, b, count, 0.99);
 	char s50[32], s90[32], s99[32], smax[32], smean[32];
 	fmt_value(s50, sizeof(s50), p50, o->unit_ns);
 	fmt_value(s90, sizeof(s90), p90, o->unit_ns);
@@ -107,7 +63,7 @@ static void print_hist(FILE *out, const struct latency_opts *o, const struct age
 			o->probe, (unsigned long long)count, (unsigned long long)h->negative, p50, p90, p99,
 			(unsigned long long)(count ? h->min : 0), (unsigned long long)h->max, (unsigned long long)h->sum);
 		uint64_t rows[HIST_NBUCKETS], lo[HIST_NBUCKETS];
-		int n = log2_rows(b, rows, lo), first = 1;
+		int n = hist_log2_rows(b, rows, lo), first = 1;
 		for (int i = 0; i < n; i++)
 			if (rows[i]) {
 				fprintf(out, "%s[%llu,%llu]", first ? "" : ",", (unsigned long long)lo[i], (unsigned long long)rows[i]);
@@ -122,7 +78,7 @@ static void print_hist(FILE *out, const struct latency_opts *o, const struct age
 	fprintf(out, "%s %s  count %llu (%.0f/s)  p50 %s  p90 %s  p99 %s  max %s  mean %s\n", ts, o->probe,
 		(unsigned long long)count, secs > 0 ? (double)(count - prev_count) / secs : 0.0, s50, s90, s99, smax, smean);
 	uint64_t rows[HIST_NBUCKETS], lo[HIST_NBUCKETS], top = 0;
-	int n = log2_rows(b, rows, lo), first = -1, last = -1;
+	int n = hist_log2_rows(b, rows, lo), first = -1, last = -1;
 	for (int i = 0; i < n; i++)
 		if (rows[i]) {
 			if (first < 0)
