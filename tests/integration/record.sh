@@ -102,26 +102,34 @@ else
 fi
 
 # top in a real terminal (tmux): a header, then only the busiest rows that fit; keys sort and filter.
+# screen_until FILE COND: capture the pane into FILE until the shell condition COND holds (10 s at most);
+# a slow machine draws late, so the screen is polled rather than read once after a fixed sleep.
+screen_until() {
+	for _ in $(seq 50); do
+		tmux -S "$sock" capture-pane -p -t top >"$1" 2>/dev/null
+		sh -c "$2" && return 0
+		sleep 0.2
+	done
+	echo "# screen was:" >&2; sed 's/^/#   /' "$1" >&2
+	return 1
+}
 if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 	sock="$work/tmux.sock"
 	tmux -S "$sock" new-session -d -s top -x 120 -y 15 "$RBSCOPE top -p $pid -i 0.3"
-	sleep 2
-	tmux -S "$sock" capture-pane -p -t top >"$work/top1.txt"
+	screen_until "$work/top1.txt" "sed -n 4p '$work/top1.txt' | grep -q '%'"
 	check "top in a 15-line terminal: the header first, then the busiest rows, nothing past the screen" \
 		sh -c "head -n 1 '$work/top1.txt' | grep -q '^rbscope top - pid $pid .* - by self - all samples' &&
 			sed -n 4p '$work/top1.txt' | grep -q 'Kernel#sleep' && test \$(grep -c '%' '$work/top1.txt') -le 12"
 	tmux -S "$sock" send-keys -t top t
-	sleep 0.8
-	tmux -S "$sock" capture-pane -p -t top >"$work/top2.txt"
+	screen_until "$work/top2.txt" "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' && sed -n 4p '$work/top2.txt' | grep -q '%'"
 	check "top: key t sorts by total" sh -c "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' &&
 		sed -n 4p '$work/top2.txt' | grep -q '71\.43%.*block in <main>'"
 	tmux -S "$sock" send-keys -t top c
-	sleep 1.5
-	tmux -S "$sock" capture-pane -p -t top >"$work/top3.txt"
+	screen_until "$work/top3.txt" "head -n 1 '$work/top3.txt' | grep -q 'on-CPU samples' && grep -q 'Deep\.spin' '$work/top3.txt'"
 	check "top: key c keeps on-CPU samples only (the spinning thread, no sleeping one)" \
 		sh -c "head -n 1 '$work/top3.txt' | grep -q 'on-CPU samples' && grep -q 'Deep\.spin' '$work/top3.txt' && ! grep -q 'Kernel#sleep' '$work/top3.txt'"
 	tmux -S "$sock" send-keys -t top q
-	sleep 0.5
+	for _ in $(seq 25); do tmux -S "$sock" has-session -t top 2>/dev/null || break; sleep 0.2; done
 	check "top: key q quits" sh -c "! tmux -S '$sock' has-session -t top 2>/dev/null"
 	tmux -S "$sock" kill-server 2>/dev/null
 	"$RBSCOPE" top -p "$pid" -i 0.5 -n 1 --rows 3 >"$work/top4.txt" 2>&1
