@@ -13,6 +13,7 @@
 #include "../agent/client.h"
 #include "../agent/proto.h"
 #include "../agent/ring.h"
+#include "../agent/trace_print.h"
 #include "../builtin.h"
 #include "../lib/buf.h"
 #include "../lib/err.h"
@@ -188,213 +189,6 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 	return 0;
 }
 
-/* --- printing events --- */
-
-struct printer {
-	FILE *out;
-	char **names;
-	uint32_t nnames;
-	uint32_t last_tid;
-	int pending;            /* a CALL not printed yet, waiting to see if its RETURN follows */
-	struct ring_call call;  /* that CALL */
-	struct buf args;        /* and the values of its expressions */
-	uint64_t events;
-	int slow_cpu;
-};
-
-static const char *name_of(struct printer *p, uint32_t id)
-{
-	return id < p->nnames && p->names[id] ? p->names[id] : "?";
-}
-
-static void thread_line(struct printer *p, uint32_t tid)
-{
-	if (tid != p->last_tid)
-		fprintf(p->out, "-- thread %u\n", tid);
-	p->last_tid = tid;
-}
-
-/* "  Klass#meth" indented by depth, with "(values)" when there are some. */
-static void call_line(struct printer *p, const struct ring_call *c, const char *args, size_t n)
-{
-	static const char spaces[200] = { [0 ... 199] = ' ' };
-	thread_line(p, c->tid);
-	fwrite_unlocked(spaces, 1, c->depth * 2 % 200, p->out);
-	fputs_unlocked(name_of(p, c->id), p->out);
-	if (n) {
-		fputc_unlocked('(', p->out);
-		fwrite_unlocked(args, 1, n, p->out);
-		fputc_unlocked(')', p->out);
-	}
-}
-
-static void flush_pending(struct printer *p)
-{
-	if (!p->pending)
-		return;
-	p->pending = 0;
-	call_line(p, &p->call, p->args.data, p->args.len);
-	fputc('\n', p->out);
-}
-
-/*
- * ns as seconds with six decimals, rounded like printf's %.6f, into b: the printer's hot spot was
- * formatting floating point (two thirds of its time at millions of calls a second).
- */
-static size_t fmt_secs(char *b, uint64_t ns)
-{
-	uint64_t us = ns / 1000 + (ns % 1000 >= 500), sec = us / 1000000, frac = us % 1000000;
-	char digits[24];
-	size_t n = 0, k = 0;
-	do {
-		digits[n++] = (char)('0' + sec % 10);
-		sec /= 10;
-	} while (sec);
-	while (n)
-		b[k++] = digits[--n];
-	b[k++] = '.';
-	for (int i = 5; i >= 0; i--, frac /= 10)
-		b[k + (size_t)i] = (char)('0' + frac % 10);
-	return k + 6;
-}
-
-static void print_dur(struct printer *p, const struct ring_call *c)
-{
-	char b[96];
-	size_t k = 0;
-	b[k++] = ' ';
-	b[k++] = '<';
-	k += fmt_secs(b + k, c->dur);
-	if (p->slow_cpu) {
-		memcpy(b + k, " wall, ", 7);
-		k += 7;
-		k += fmt_secs(b + k, c->cpu);
-		memcpy(b + k, " cpu", 4);
-		k += 4;
-	}
-	b[k++] = '>';
-	b[k++] = '\n';
-	fwrite_unlocked(b, 1, k, p->out);
-}
-
-static int keep_name(struct printer *p, const struct ring_name *n)
-{
-	if (n->id > 1u << 24 || n->len > n->r.len - sizeof(*n))
-		return -1;
-	if (n->id >= p->nnames) {
-		uint32_t cap = (n->id + 1) * 2;
-		char **v = realloc(p->names, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		memset(v + p->nnames, 0, (cap - p->nnames) * sizeof(*v));
-		p->names = v;
-		p->nnames = cap;
-	}
-	free(p->names[n->id]);
-	p->names[n->id] = strndup((const char *)(n + 1), n->len);
-	return 0;
-}
-
-/* A CALL or RETURN record, or NULL if too short for itself and its text. */
-static const struct ring_call *call_rec(const struct ring_rec *r)
-{
-	const struct ring_call *c = (const struct ring_call *)r;
-	return r->len < sizeof(*c) || c->text > r->len - sizeof(*c) ? NULL : c;
-}
-
-/* A RETURN, with the text after it (c->text bytes). */
-static void print_return(struct printer *p, const struct ring_call *c, const char *text)
-{
-	p->events++;
-	/* A call whose return comes next goes on one line, with its values. */
-	if (p->pending && p->call.tid == c->tid && p->call.id == c->id && p->call.depth == c->depth) {
-		p->pending = 0;
-		call_line(p, c, p->args.data, p->args.len);
-	} else {
-		flush_pending(p);
-		call_line(p, c, text, c->text);
-	}
-	print_dur(p, c);
-}
-
-/* One record; -1 if it makes no sense. */
-static int print_rec(struct printer *p, const struct ring_rec *r)
-{
-	const struct ring_call *c;
-	switch (r->type) {
-	case RING_NAME:
-		return r->len < sizeof(struct ring_name) ? -1 : keep_name(p, (const struct ring_name *)r);
-	case RING_CALL:
-		if (!(c = call_rec(r)))
-			return -1;
-		flush_pending(p);
-		p->call = *c;
-		buf_reset(&p->args);
-		if (buf_add(&p->args, c + 1, c->text) < 0)
-			return -1;
-		p->pending = 1;
-		p->events++;
-		return 0;
-	case RING_RETURN:
-		if (!(c = call_rec(r)))
-			return -1;
-		print_return(p, c, (const char *)(c + 1));
-		return 0;
-	case RING_RET: {
-		if (r->len < sizeof(struct ring_ret))
-			return -1;
-		const struct ring_ret *s = (const struct ring_ret *)r;
-		struct ring_call full = { .id = s->id, .tid = s->tid, .ts = s->ts, .dur = s->dur, .depth = r->flags };
-		print_return(p, &full, NULL);
-		return 0;
-	}
-	case RING_GC: {
-		if (r->len < sizeof(struct ring_gc))
-			return -1;
-		const struct ring_gc *g = (const struct ring_gc *)r;
-		flush_pending(p);
-		p->events++;
-		fprintf(p->out, "GC #%llu %s: paused %.3f ms in %u step%s; marked in %.3f ms, swept by %.3f ms\n",
-			(unsigned long long)g->count, g->major ? "major" : "minor", g->pause / 1e6, g->steps,
-			g->steps == 1 ? "" : "s", g->mark / 1e6, g->total / 1e6);
-		return 0;
-	}
-	case RING_TEXT: {
-		const struct ring_text *t = (const struct ring_text *)r;
-		if (r->len < sizeof(*t) || t->len > r->len - sizeof(*t))
-			return -1;
-		flush_pending(p);
-		const char *s = (const char *)(t + 1), *e = s + t->len;
-		while (s < e) {
-			const char *nl = memchr(s, '\n', (size_t)(e - s));
-			size_t n = nl ? (size_t)(nl - s) : (size_t)(e - s);
-			fprintf(p->out, "%s%.*s\n", r->flags == RING_TEXT_CALLERS ? "    from " : "", (int)n, s);
-			s += n + 1;
-		}
-		return 0;
-	}
-	}
-	return 0; /* a newer agent's record: skip it */
-}
-
-#define DRAIN_BATCH 65536
-
-/* What the ring holds now, up to a batch (so that Ctrl-C and -d are seen); the count, or -1 if corrupt. */
-static long drain(struct ring_cons *rc, struct printer *p)
-{
-	long n = 0;
-	int bad = 0;
-	const struct ring_rec *r;
-	while (n < DRAIN_BATCH && (r = ring_peek(rc, &bad))) {
-		if (print_rec(p, r) < 0)
-			return -1;
-		ring_release(rc, r);
-		n++;
-	}
-	ring_publish(rc);
-	return bad ? -1 : n;
-}
-
 /*
  * Hooks off, then whatever was written before that. The agent acts once its
  * thread has the GVL, which a busy app holds for up to Ruby's 100 ms time
@@ -403,7 +197,7 @@ static long drain(struct ring_cons *rc, struct printer *p)
  * those events would be dropped. 0, or -1 if the ring is corrupt; *gone set
  * if the process went away.
  */
-static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct printer *p, int *gone)
+static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct trace_printer *p, int *gone)
 {
 	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
 	if (r) {
@@ -411,7 +205,7 @@ static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct print
 		return 0;
 	}
 	for (int waited = 0; waited < 2000; waited += 2) {
-		if (rc && drain(rc, p) < 0)
+		if (rc && trace_drain(rc, p) < 0)
 			return -1;
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
 		if (poll(&pf, 1, 2) > 0) {
@@ -427,22 +221,6 @@ static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct print
 	return 0;
 }
 
-static struct ring_hdr *map_ring(int fd, size_t *len)
-{
-	struct ring_hdr *h = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-	if (h == MAP_FAILED)
-		return NULL;
-	uint64_t size = h->size;
-	int ok = h->magic == RING_MAGIC && h->version == RING_VERSION && h->data_off == 4096 && size >= 4096 &&
-		 size <= (1ull << 30) && !(size & (size - 1));
-	munmap(h, 4096);
-	if (!ok)
-		return NULL;
-	*len = ring_map_size(size);
-	h = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	return h == MAP_FAILED ? NULL : h;
-}
-
 static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 {
 	char *reply;
@@ -452,7 +230,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	if (code)
 		return code;
 	size_t map_len;
-	struct ring_hdr *h = ring_fd >= 0 ? map_ring(ring_fd, &map_len) : NULL;
+	struct ring_hdr *h = ring_fd >= 0 ? trace_map_ring(ring_fd, &map_len) : NULL;
 	if (ring_fd >= 0)
 		close(ring_fd);
 	if (!h) {
@@ -463,15 +241,15 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		reply && *reply ? " " : "");
 	free(reply);
 
-	struct printer p = { .out = out, .slow_cpu = o->slow_cpu, .last_tid = UINT32_MAX };
-	buf_init(&p.args, 1 << 20);
+	struct trace_printer p;
+	trace_printer_init(&p, out, o->slow_cpu);
 	struct ring_cons rc;
 	ring_cons_init(&rc, h);
 	uint64_t deadline = o->duration > 0 ? agent_cli_now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int idle_ms = 1, gone = 0;
 	code = EXIT_OK;
 	while (!builtin_stop && agent_cli_now_ns() < deadline) {
-		long n = drain(&rc, &p);
+		long n = trace_drain(&rc, &p);
 		if (n < 0) {
 			error("process %d: the event ring is corrupt", o->pid);
 			code = EXIT_AGENT;
@@ -480,10 +258,10 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		if (n) {
 			idle_ms = 1;
 			fflush(out);
-			if (n == DRAIN_BATCH)
+			if (n == TRACE_DRAIN_BATCH)
 				continue;
 		} else {
-			flush_pending(&p);
+			trace_printer_flush(&p);
 			if (fflush(out) || ferror(out)) {
 				code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 				break;
@@ -507,19 +285,16 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
 	}
-	if (code == EXIT_OK && drain(&rc, &p) < 0) {
+	if (code == EXIT_OK && trace_drain(&rc, &p) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
 	}
-	flush_pending(&p);
+	trace_printer_flush(&p);
 	if ((fflush(out) || ferror(out)) && code == EXIT_OK)
 		code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 	fprintf(stderr, "rbscope: %s%llu events, %llu dropped (the ring was full)\n", gone ? "the process exited; " : "",
 		(unsigned long long)p.events, (unsigned long long)__atomic_load_n(&h->dropped, __ATOMIC_ACQUIRE));
-	for (uint32_t i = 0; i < p.nnames; i++)
-		free(p.names[i]);
-	free(p.names);
-	buf_free(&p.args);
+	trace_printer_free(&p);
 	munmap(h, map_len);
 	return code;
 }
