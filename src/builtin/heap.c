@@ -37,29 +37,29 @@ static const struct opt_cmd heap_cmd = {
 		 "File.open(\"heap.json\", \"w\") { |f| ObjectSpace.dump_all(output: f) }",
 };
 
-/* What the heap commands' options gave; by is NULL when --by was not given. */
+/* What the heap commands' options gave; by is the index of --by's value among the choices, -1 if not given. */
 struct heap_cli {
-	const char *by;
+	int by;
 	int top, json;
 	int first; /* the operands start at argv[first] */
 };
 
-#define HEAP_BY 1
 #define HEAP_TOP 2
 #define HEAP_JSON 4
 
 /*
- * Parse the options a heap command accepts (HEAP_BY, HEAP_TOP, HEAP_JSON) and
+ * Parse the options a heap command accepts (--by one of by_choices when not
+ * NULL, HEAP_TOP, HEAP_JSON) and
  * check it has from min to max operands. 0 to go on; else the command ends
  * with *code (its usage printed for --help, or an error).
  */
-static int heap_options(int argc, char **argv, int want, const char *by_help, const char *usage, const char *about,
-			int min, int max, struct heap_cli *o, int *code)
+static int heap_options(int argc, char **argv, int want, const char *const *by_choices, const char *by_help,
+			const char *usage, const char *about, int min, int max, struct heap_cli *o, int *code)
 {
-	*o = (struct heap_cli){ .top = 20 };
+	*o = (struct heap_cli){ .top = 20, .by = -1 };
 	struct opt opts[4] = { 0 }, *p = opts;
-	if (want & HEAP_BY)
-		*p++ = (struct opt)OPT_STRING(0, "by", &o->by, "GROUP", by_help);
+	if (by_choices)
+		*p++ = (struct opt)OPT_CHOICE(0, "by", &o->by, "GROUP", by_help, by_choices);
 	if (want & HEAP_TOP)
 		*p++ = (struct opt)OPT_INT(0, "top", &o->top, "N", "show the N largest (default 20; 0: all)", 0, 1e9,
 					   "a number (0: all)");
@@ -109,13 +109,13 @@ static int cmd_heap_summary(int argc, char **argv)
 	struct heap_cli o;
 	enum heap_by by = HEAP_BY_TYPE;
 	int rc;
-	if (heap_options(argc, argv, HEAP_BY | HEAP_TOP | HEAP_JSON,
+	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, heap_by_names,
 			 "group by type (default), class, location, file, gem or generation",
 			 "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]",
 			 "Object counts and memsize per group, largest first.", 1, 1, &o, &rc))
 		return rc;
-	if (o.by && heap_by_parse(o.by, &by))
-		return error("--by takes type, class, location, file, gem or generation"), EXIT_USAGE;
+	if (o.by >= 0)
+		by = (enum heap_by)o.by;
 	const char *path = argv[o.first];
 	struct heap_stats st;
 	return heap_finish(path, heap_summary(path, by, o.top, o.json, stdout, &st), &st);
@@ -125,7 +125,7 @@ static int cmd_heap_path(int argc, char **argv)
 {
 	struct heap_cli o;
 	int rc;
-	if (heap_options(argc, argv, 0, NULL, "rbscope heap path DUMP ADDRESS",
+	if (heap_options(argc, argv, 0, NULL, NULL, "rbscope heap path DUMP ADDRESS",
 			 "The shortest chain of references from a root to the object at ADDRESS; exit 8 when\n"
 			 "the dump has no such object, 10 when no root reaches it.", 2, 2, &o, &rc))
 		return rc;
@@ -151,19 +151,16 @@ static int cmd_heap_retained(int argc, char **argv)
 	struct heap_cli o;
 	enum heap_retained_by by = HEAP_RETAINED_OBJECTS;
 	int rc;
-	if (heap_options(argc, argv, HEAP_BY | HEAP_TOP | HEAP_JSON, "group by class or location (default: each object)",
+	static const char *const retained_by[] = { "class", "location", NULL };
+	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, retained_by, "group by class or location (default: each object)",
 			 "rbscope heap retained DUMP [--by class|location] [--top N] [--json]",
 			 "The objects that keep the most memory alive: an object's retained size is the memsize\n"
 			 "of all that no root reaches except through it (dominator tree); by class or location,\n"
 			 "a group sums its members that no other member dominates, so nothing counts twice.",
 			 1, 1, &o, &rc))
 		return rc;
-	if (o.by && !strcmp(o.by, "class"))
-		by = HEAP_RETAINED_CLASS;
-	else if (o.by && !strcmp(o.by, "location"))
-		by = HEAP_RETAINED_LOCATION;
-	else if (o.by)
-		return error("--by takes class or location"), EXIT_USAGE;
+	if (o.by >= 0)
+		by = o.by ? HEAP_RETAINED_LOCATION : HEAP_RETAINED_CLASS;
 	const char *path = argv[o.first];
 	struct heap_stats st;
 	return heap_finish(path, heap_retained(path, by, o.top, o.json, stdout, &st), &st);
@@ -173,7 +170,7 @@ static int cmd_heap_strings(int argc, char **argv)
 {
 	struct heap_cli o;
 	int rc;
-	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, NULL, "rbscope heap strings DUMP [--top N] [--json]",
+	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, NULL, NULL, "rbscope heap strings DUMP [--top N] [--json]",
 			 "Values held by more than one String: copies, bytes wasted (bytesize x (copies - 1)).", 1, 1, &o,
 			 &rc))
 		return rc;
@@ -186,7 +183,7 @@ static int cmd_heap_diff(int argc, char **argv)
 {
 	struct heap_cli o;
 	int rc;
-	if (heap_options(argc, argv, HEAP_TOP, NULL, "rbscope heap diff BEFORE AFTER [LATER] [--top N]",
+	if (heap_options(argc, argv, HEAP_TOP, NULL, NULL, "rbscope heap diff BEFORE AFTER [LATER] [--top N]",
 			 "Objects allocated after BEFORE and alive in AFTER (and in LATER: the three-dump way to\n"
 			 "find leaks), by allocation site and class; the same object means the same address,\n"
 			 "type and allocation (generation, file, line), so reused slots are not leaks.", 2, 3, &o, &rc))

@@ -1,5 +1,4 @@
 /* probes.c: `rbscope probes -p PID [PATTERN...]`: every USDT probe of a process's mapped objects, and whether each is enabled now. */
-#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
@@ -24,64 +23,12 @@ struct probe_row {
 	int sem_count; /* -1: no semaphore; -2: unreadable */
 };
 
-struct object {
-	const char *maps_path;
-	int first, last; /* its mappings in the maps list */
-};
-
-/* Open-able path of a mapped object: through the process's root, else its map_files entry, else an fd of it. */
-static int object_path(pid_t pid, const struct maps *m, const struct object *o, char *buf, size_t cap)
-{
-	const char *p = o->maps_path;
-	size_t l = strlen(p);
-	int deleted = l > 10 && !strcmp(p + l - 10, " (deleted)");
-	if (!deleted && p[0] == '/') {
-		snprintf(buf, cap, "/proc/%d/root%s", (int)pid, p);
-		if (!access(buf, R_OK))
-			return 0;
-	}
-	const struct map_entry *e = &m->v[o->first];
-	snprintf(buf, cap, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)e->start, (unsigned long long)e->end);
-	if (!access(buf, R_OK))
-		return 0;
-	/* A memfd (e.g. an Rbscope::Provider's object) is reachable through the fd that holds it open. */
-	char dir[64], link[PATH_MAX], want[PATH_MAX];
-	snprintf(want, sizeof(want), "%.*s", deleted ? (int)(l - 10) : (int)l, p);
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int found = -1;
-	while (d && found && (de = readdir(d))) {
-		snprintf(buf, cap, "%s/%s", dir, de->d_name);
-		ssize_t n = readlink(buf, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		size_t ll = (size_t)n;
-		if (ll > 10 && !strcmp(link + ll - 10, " (deleted)"))
-			link[ll - 10] = '\0';
-		if (!strcmp(link, want))
-			found = 0;
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-/* The address in pid of link-time address vaddr of object o, or 0. */
-static uint64_t runtime_addr(const struct maps *m, const struct object *o, const struct stapsdt_list *l, uint64_t vaddr)
+/* The address in the process of link-time address vaddr of object o, or 0. */
+static uint64_t runtime_addr(const struct maps *m, const struct maps_object *o, const struct stapsdt_list *l,
+			     uint64_t vaddr)
 {
 	int64_t off = stapsdt_file_offset(l, vaddr);
-	if (off < 0)
-		return 0;
-	for (int i = o->first; i <= o->last; i++) {
-		const struct map_entry *e = &m->v[i];
-		if (strcmp(e->path, o->maps_path))
-			continue;
-		if ((uint64_t)off >= e->offset && (uint64_t)off < e->offset + (e->end - e->start))
-			return e->start + ((uint64_t)off - e->offset);
-	}
-	return 0;
+	return off < 0 ? 0 : maps_object_addr(m, o, (uint64_t)off);
 }
 
 static int matches(int npat, char **pat, const char *provider, const char *name)
@@ -97,7 +44,7 @@ static int matches(int npat, char **pat, const char *provider, const char *name)
 }
 
 /* Rows of one object, in note order, one per provider:name. */
-static int object_rows(struct mem *mem, const struct maps *m, const struct object *o, const struct stapsdt_list *l,
+static int object_rows(struct mem *mem, const struct maps *m, const struct maps_object *o, const struct stapsdt_list *l,
 		       int npat, char **pat, struct probe_row **rows, int *nrows)
 {
 	*rows = NULL;
@@ -174,23 +121,18 @@ int cmd_probes(int argc, char **argv)
 	struct mem mem;
 	mem_open_pid(&mem, pid);
 	int total = 0, unreadable = 0;
+	struct maps_object *objs;
+	int nobjs;
+	if ((r = maps_objects(&m, &objs, &nobjs))) {
+		maps_free(&m);
+		return err_report(r, "process %d", pid);
+	}
 	printf("%-36s %-13s %-5s %-9s %s  [%s]\n", "PROBE", "STATE", "SITES", "SEMAPHORE", "OBJECT", "ARGUMENTS");
-	for (int i = 0; i < m.n; i++) {
-		const char *path = m.v[i].path;
-		if (!path[0] || path[0] == '[')
-			continue;
-		int seen = 0;
-		for (int k = 0; k < i && !seen; k++)
-			seen = !strcmp(m.v[k].path, path);
-		if (seen)
-			continue;
-		struct object o = { path, i, i };
-		for (int k = i + 1; k < m.n; k++)
-			if (!strcmp(m.v[k].path, path))
-				o.last = k;
+	for (int i = 0; i < nobjs; i++) {
+		const struct maps_object *o = &objs[i];
 		char file[PATH_MAX + 64];
 		struct stapsdt_list l;
-		if (object_path(pid, &m, &o, file, sizeof(file))) {
+		if (maps_object_path(pid, &m, o, file, sizeof(file))) {
 			unreadable++;
 			continue;
 		}
@@ -198,14 +140,15 @@ int cmd_probes(int argc, char **argv)
 			continue; /* not ELF (a data file, a font): no probes */
 		struct probe_row *rows;
 		int nrows;
-		if (!object_rows(&mem, &m, &o, &l, argc - first, argv + first, &rows, &nrows)) {
+		if (!object_rows(&mem, &m, o, &l, argc - first, argv + first, &rows, &nrows)) {
 			for (int k = 0; k < nrows; k++)
-				print_row(&rows[k], path);
+				print_row(&rows[k], o->path);
 			total += nrows;
 			free(rows);
 		}
 		stapsdt_free(&l);
 	}
+	free(objs);
 	maps_free(&m);
 	if (fflush(stdout) == EOF)
 		return err_report(-errno, "cannot write the list");

@@ -103,7 +103,7 @@ int cmd_top(int argc, char **argv)
 {
 	int pid = 0, count = -1, first, rc;
 	double rate = 99, interval = 1, window = 10;
-	const char *sort = "self";
+	static const char *const sorts[] = { "self", "total", NULL };
 	struct view v = { .rows = -1 };
 	const struct opt opts[] = {
 		OPT_PID(&pid, "the Ruby process"),
@@ -116,7 +116,7 @@ int cmd_top(int argc, char **argv)
 		OPT_INT(0, "rows", &v.rows, "N",
 			"show the N busiest functions (default: what fits the terminal; all when\n"
 			"standard output is not one)", 1, 1e6, "a positive number of rows"),
-		OPT_STRING(0, "sort", &sort, "self|total", "order by self (default) or total"),
+		OPT_CHOICE(0, "sort", &v.by_total, "self|total", "order by self (default) or total", sorts),
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "only samples of threads the kernel shows running (key c)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
@@ -133,9 +133,6 @@ int cmd_top(int argc, char **argv)
 		return rc;
 	if ((rc = builtin_no_args(argc, argv, first)) || (rc = builtin_need_pid(pid)))
 		return rc;
-	if (strcmp(sort, "self") && strcmp(sort, "total"))
-		return error("--sort takes self or total"), EXIT_USAGE;
-	v.by_total = !strcmp(sort, "total");
 	struct ruby_target t;
 	if ((rc = builtin_attach(&t, pid)))
 		return rc;

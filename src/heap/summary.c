@@ -156,17 +156,7 @@ static void label(struct summary *s, const struct group *g, char *out, size_t ca
 	}
 }
 
-static const char *BY_NAMES[] = { "type", "class", "location", "file", "gem", "generation" };
-
-int heap_by_parse(const char *s, enum heap_by *by)
-{
-	for (int i = 0; i < 6; i++)
-		if (!strcmp(s, BY_NAMES[i])) {
-			*by = (enum heap_by)i;
-			return 0;
-		}
-	return -1;
-}
+const char *const heap_by_names[] = { "type", "class", "location", "file", "gem", "generation", NULL };
 
 static void summary_init(struct summary *s, enum heap_by by)
 {
@@ -256,7 +246,7 @@ int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out
 		if (json) {
 			fprintf(out, "{\"objects\":%llu,\"memsize\":%llu,\"bad_lines\":%llu,\"by\":\"%s\",\"groups\":[",
 				(unsigned long long)s.count, (unsigned long long)s.memsize, (unsigned long long)st->bad,
-				BY_NAMES[by]);
+				heap_by_names[by]);
 			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
 				label(&s, &s.g[i], l, sizeof(l));
 				fprintf(out, "%s{\"key\":", i ? "," : "");
@@ -267,8 +257,8 @@ int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out
 			fputs("]}\n", out);
 		} else {
 			fprintf(out, "%llu objects, %llu bytes of memsize, by %s (%zu groups)\n\n",
-				(unsigned long long)s.count, (unsigned long long)s.memsize, BY_NAMES[by], s.n);
-			fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", "memsize", "%", BY_NAMES[by]);
+				(unsigned long long)s.count, (unsigned long long)s.memsize, heap_by_names[by], s.n);
+			fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", "memsize", "%", heap_by_names[by]);
 			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
 				label(&s, &s.g[i], l, sizeof(l));
 				fprintf(out, "%10llu %6.2f%% %14llu %6.2f%%  %s\n", (unsigned long long)s.g[i].count,

@@ -8,8 +8,8 @@
 
 enum heap_by { HEAP_BY_TYPE, HEAP_BY_CLASS, HEAP_BY_LOCATION, HEAP_BY_FILE, HEAP_BY_GEM, HEAP_BY_GENERATION };
 
-/* "type", "class", ... -> enum; 0, or -1 if unknown. */
-int heap_by_parse(const char *s, enum heap_by *by);
+/* The names of enum heap_by's values, in its order ("type", "class", ...), and a NULL. */
+extern const char *const heap_by_names[];
 /*
  * Read the dump at path and print the groups by memsize (top N, all if
  * top <= 0), as a table or JSON. Objects with no allocation site are one

@@ -72,6 +72,21 @@ static int set_value(struct opt_parser *p, const struct opt *o, const char *arg,
 			*(double *)o->value = v;
 		return 0;
 	}
+	case OPT_CHOICE: {
+		char list[256] = "";
+		size_t n = 0;
+		for (int i = 0; o->choices[i]; i++) {
+			if (!strcmp(arg, o->choices[i])) {
+				*(int *)o->value = i;
+				return 0;
+			}
+			n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+					      !i ? "" : o->choices[i + 1] ? ", " : " or ", o->choices[i]);
+			if (n >= sizeof(list))
+				n = sizeof(list) - 1;
+		}
+		return opt_fail(p, "%s takes %s, not '%s'", name, list, arg);
+	}
 	case OPT_CALL: return o->fn(p, o->value, arg);
 	case OPT_END:
 	case OPT_TEXT: break;

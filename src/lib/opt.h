@@ -12,6 +12,7 @@ enum opt_kind {
 	OPT_INT,    /* *(int *)value: a decimal integer, within [min, max] when min < max */
 	OPT_DOUBLE, /* *(double *)value: a number, within [min, max] when min < max (see OPT_POSITIVE) */
 	OPT_PID,    /* *(int *)value: a process id */
+	OPT_CHOICE, /* *(int *)value: the index of the argument in choices (a NULL-terminated list) */
 	OPT_CALL,   /* fn(p, data, argument): for anything else (repeatable options, lookups) */
 	OPT_TEXT,   /* not an option: a line of text in the usage, between options */
 };
@@ -37,6 +38,7 @@ struct opt {
 	int flags;
 	double min, max;
 	const char *what;
+	const char *const *choices; /* OPT_CHOICE */
 	/* OPT_CALL: 0, or an exit code after printing why (a builtin's callback) or opt_fail() */
 	int (*fn)(struct opt_parser *p, void *data, const char *arg);
 };
@@ -53,6 +55,8 @@ struct opt {
 #define OPT_INT(s, l, v, a, h, lo, hi, w) \
 	{ .kind = OPT_INT, .short_name = (s), .long_name = (l), .value = (v), .arg = (a), .help = (h), \
 	  .min = (lo), .max = (hi), .what = (w) }
+#define OPT_CHOICE(s, l, v, a, h, c) \
+	{ .kind = OPT_CHOICE, .short_name = (s), .long_name = (l), .value = (v), .arg = (a), .help = (h), .choices = (c) }
 #define OPT_PID(v, h) { .kind = OPT_PID, .short_name = 'p', .long_name = "pid", .value = (v), .arg = "PID", .help = (h) }
 #define OPT_CALL(s, l, d, a, h, f) \
 	{ .kind = OPT_CALL, .short_name = (s), .long_name = (l), .value = (d), .arg = (a), .help = (h), .fn = (f) }

@@ -1,11 +1,14 @@
 /* maps.c: the memory mappings of a process, from /proc/PID/maps. */
 #include "maps.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/buf.h"
 #include "../lib/err.h"
@@ -98,4 +101,88 @@ int maps_readable(const struct maps *m, uint64_t addr, uint64_t len)
 {
 	const struct map_entry *e = maps_find(m, addr);
 	return e && e->perms[0] == 'r' && len <= e->end - addr;
+}
+
+int maps_objects(const struct maps *m, struct maps_object **out, int *n)
+{
+	struct maps_object *v = NULL;
+	size_t cap = 0;
+	int k = 0;
+	for (int i = 0; i < m->n; i++) {
+		const char *path = m->v[i].path;
+		if (!path[0] || path[0] == '[')
+			continue;
+		int seen = 0;
+		for (int j = 0; j < k && !seen; j++)
+			seen = !strcmp(v[j].path, path);
+		if (seen)
+			continue;
+		struct maps_object *w = vec_grow(v, (size_t)k, &cap, sizeof(*w));
+		if (!w) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = w;
+		v[k] = (struct maps_object){ path, i, i };
+		for (int j = i + 1; j < m->n; j++)
+			if (!strcmp(m->v[j].path, path))
+				v[k].last = j;
+		k++;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Does a path end in " (deleted)" (the file was removed or replaced since it was mapped)? */
+static size_t deleted_len(const char *p, size_t l)
+{
+	return l > 10 && !strcmp(p + l - 10, " (deleted)") ? l - 10 : l;
+}
+
+int maps_object_path(pid_t pid, const struct maps *m, const struct maps_object *o, char *buf, size_t cap)
+{
+	const char *p = o->path;
+	size_t l = strlen(p), kept = deleted_len(p, l);
+	if (kept == l && p[0] == '/') {
+		snprintf(buf, cap, "/proc/%d/root%s", (int)pid, p);
+		if (!access(buf, R_OK))
+			return 0;
+	}
+	const struct map_entry *e = &m->v[o->first];
+	snprintf(buf, cap, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)e->start,
+		 (unsigned long long)e->end);
+	if (!access(buf, R_OK))
+		return 0;
+	/* A memfd (e.g. an Rbscope::Provider's object) is reachable through the fd that holds it open. */
+	char dir[64], link[PATH_MAX];
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int found = -1;
+	while (d && found && (de = readdir(d))) {
+		snprintf(buf, cap, "%s/%s", dir, de->d_name);
+		ssize_t n = readlink(buf, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		size_t ll = deleted_len(link, (size_t)n);
+		if (ll == kept && !memcmp(link, p, kept))
+			found = 0;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+uint64_t maps_object_addr(const struct maps *m, const struct maps_object *o, uint64_t off)
+{
+	for (int i = o->first; i <= o->last; i++) {
+		const struct map_entry *e = &m->v[i];
+		if (strcmp(e->path, o->path))
+			continue;
+		if (off >= e->offset && off < e->offset + (e->end - e->start))
+			return e->start + (off - e->offset);
+	}
+	return 0;
 }

@@ -104,6 +104,35 @@ static void test_maps_parse(void **state)
 	maps_free(&m);
 }
 
+static void test_maps_objects(void **state)
+{
+	(void)state;
+	const char *text = "1000-2000 r--p 00000000 fe:00 1 /usr/lib/libz.so\n"
+			   "2000-5000 r-xp 00001000 fe:00 1 /usr/lib/libz.so\n"
+			   "5000-6000 rw-p 00000000 00:00 0 \n"
+			   "6000-7000 r--p 00000000 fe:00 2 /memfd:probes (deleted)\n"
+			   "7000-8000 rw-p 00000000 00:00 0 [heap]\n"
+			   "9000-a000 r--p 00004000 fe:00 1 /usr/lib/libz.so\n";
+	struct maps m;
+	struct maps_object *o;
+	int n;
+	assert_int_equal(maps_parse(text, &m), 0);
+	assert_int_equal(maps_objects(&m, &o, &n), 0);
+	/* each file once, in order, spanning its first to its last mapping; no anonymous or [heap] */
+	assert_int_equal(n, 2);
+	assert_string_equal(o[0].path, "/usr/lib/libz.so");
+	assert_int_equal(o[0].first, 0);
+	assert_int_equal(o[0].last, 5);
+	assert_string_equal(o[1].path, "/memfd:probes (deleted)");
+	/* file offsets to addresses through whichever mapping holds them */
+	assert_int_equal(maps_object_addr(&m, &o[0], 0x10), 0x1010);
+	assert_int_equal(maps_object_addr(&m, &o[0], 0x1800), 0x2800);
+	assert_int_equal(maps_object_addr(&m, &o[0], 0x4010), 0x9010);
+	assert_int_equal(maps_object_addr(&m, &o[0], 0x5000), 0);
+	free(o);
+	maps_free(&m);
+}
+
 static void test_utf8(void **state)
 {
 	(void)state;
@@ -149,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_maps_parse),
+		cmocka_unit_test(test_maps_objects),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_escapers),
 	};

@@ -16,6 +16,7 @@ struct vals {
 	double rate;
 	const char *out;
 	char words[256];
+	int sort;
 };
 
 static int words_cb(struct opt_parser *p, void *data, const char *arg)
@@ -30,6 +31,8 @@ static int words_cb(struct opt_parser *p, void *data, const char *arg)
 }
 
 /* Parse the words of line (split at spaces) with a fixed table; the return code, *v and *next. */
+static const char *const sorts[] = { "self", "total", "name", NULL };
+
 static int parse(const char *line, int flags, struct vals *v, int *next, char ***argv_out, struct opt_parser *p)
 {
 	static char buf[512];
@@ -49,6 +52,7 @@ static int parse(const char *line, int flags, struct vals *v, int *next, char **
 		OPT_INT('n', "count", &v->n, "N", "a count", 0, 10, "a count from 0 to 10"),
 		OPT_STRING('o', "output", &v->out, "FILE", "where"),
 		OPT_CALL('m', "methods", v, "SEL", "words", words_cb),
+		OPT_CHOICE(0, "sort", &v->sort, "BY", "an order", sorts),
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = { .usage = "cmd", .opts = opts, .flags = flags };
@@ -123,6 +127,10 @@ static void test_opt_errors(void **state)
 	assert_string_equal(p.err, "-o needs FILE");
 	assert_int_equal(parse("--subprocesses=1", 0, &v, &next, NULL, &p), EXIT_USAGE);
 	assert_string_equal(p.err, "--subprocesses takes no value");
+	assert_int_equal(parse("--sort size", 0, &v, &next, NULL, &p), EXIT_USAGE);
+	assert_string_equal(p.err, "--sort takes self, total or name, not 'size'");
+	assert_int_equal(parse("--sort=total", 0, &v, &next, NULL, &p), 0);
+	assert_int_equal(v.sort, 1);
 	/* help stops the parse, whatever follows */
 	assert_int_equal(parse("-s --help --nope", 0, &v, &next, NULL, &p), 0);
 	assert_int_equal(p.help, 1);
