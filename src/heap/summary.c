@@ -197,11 +197,10 @@ static int merge(struct summary *s, const struct summary *part)
 		if (add(s, key, part->g[i].count, part->g[i].memsize))
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < part->classes.cap && !s->err; i++) {
-		const struct map_slot *c = &part->classes.slots[i];
-		if (c->key != MAP_EMPTY && map_put(&s->classes, c->key, reintern(s, part, c->val - 1) + 1))
+	uint64_t key, val;
+	for (size_t i = 0; !s->err && map_next(&part->classes, &i, &key, &val);)
+		if (map_put(&s->classes, key, reintern(s, part, val - 1) + 1))
 			return -ENOMEM;
-	}
 	s->count += part->count;
 	s->memsize += part->memsize;
 	return s->err;

@@ -36,6 +36,8 @@ void map_init(struct map *m)
 {
 	m->slots = NULL;
 	m->cap = m->len = 0;
+	m->has_empty_key = 0;
+	m->empty_key_val = 0;
 }
 
 void map_free(struct map *m)
@@ -49,6 +51,7 @@ void map_clear(struct map *m)
 	if (m->slots)
 		memset(m->slots, 0xff, m->cap * sizeof(*m->slots));
 	m->len = 0;
+	m->has_empty_key = 0;
 }
 
 static struct map_slot *find(const struct map *m, uint64_t key)
@@ -61,7 +64,9 @@ static struct map_slot *find(const struct map *m, uint64_t key)
 
 uint64_t *map_get(const struct map *m, uint64_t key)
 {
-	if (!m->cap || key == MAP_EMPTY)
+	if (key == MAP_EMPTY)
+		return m->has_empty_key ? (uint64_t *)&m->empty_key_val : NULL;
+	if (!m->cap)
 		return NULL;
 	struct map_slot *s = find(m, key);
 	return s->key == key ? &s->val : NULL;
@@ -77,6 +82,8 @@ static int resize(struct map *m, size_t cap)
 	}
 	m->cap = cap;
 	map_clear(m);
+	m->has_empty_key = old.has_empty_key;
+	m->len = (size_t)old.has_empty_key;
 	for (size_t i = 0; i < old.cap; i++) {
 		if (old.slots[i].key != MAP_EMPTY) {
 			*find(m, old.slots[i].key) = old.slots[i];
@@ -89,8 +96,12 @@ static int resize(struct map *m, size_t cap)
 
 int map_put(struct map *m, uint64_t key, uint64_t val)
 {
-	if (key == MAP_EMPTY)
-		return -EINVAL;
+	if (key == MAP_EMPTY) {
+		m->len += !m->has_empty_key;
+		m->has_empty_key = 1;
+		m->empty_key_val = val;
+		return 0;
+	}
 	if ((m->len + 1) * 10 > m->cap * 7) {
 		int err = resize(m, m->cap ? m->cap * 2 : 64);
 		if (err)
@@ -102,5 +113,24 @@ int map_put(struct map *m, uint64_t key, uint64_t val)
 		m->len++;
 	}
 	s->val = val;
+	return 0;
+}
+
+int map_next(const struct map *m, size_t *i, uint64_t *key, uint64_t *val)
+{
+	for (; *i < m->cap; (*i)++) {
+		if (m->slots[*i].key != MAP_EMPTY) {
+			*key = m->slots[*i].key;
+			*val = m->slots[*i].val;
+			(*i)++;
+			return 1;
+		}
+	}
+	if (*i == m->cap && m->has_empty_key) {
+		*key = MAP_EMPTY;
+		*val = m->empty_key_val;
+		(*i)++;
+		return 1;
+	}
 	return 0;
 }

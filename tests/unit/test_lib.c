@@ -69,7 +69,26 @@ static void test_map(void **state)
 	for (uint64_t i = 0; i < 10000; i++)
 		assert_int_equal(*map_get(&m, i * 4096), i);
 	assert_null(map_get(&m, 1));
-	assert_int_equal(map_put(&m, MAP_EMPTY, 1), -EINVAL);
+	/* all ones, the free-slot marker, is a key like any other: kept through growth, cleared, iterated */
+	assert_null(map_get(&m, MAP_EMPTY));
+	assert_int_equal(map_put(&m, MAP_EMPTY, 7), 0);
+	assert_int_equal(map_put(&m, MAP_EMPTY, 8), 0);
+	assert_int_equal(m.len, 10001);
+	for (uint64_t i = 10000; i < 20000; i++)
+		assert_int_equal(map_put(&m, i * 4096, i), 0);
+	assert_int_equal(*map_get(&m, MAP_EMPTY), 8);
+	size_t it = 0, seen = 0, ones = 0;
+	uint64_t k, v;
+	while (map_next(&m, &it, &k, &v)) {
+		seen++;
+		ones += k == MAP_EMPTY && v == 8;
+		assert_true(k == MAP_EMPTY || v * 4096 == k);
+	}
+	assert_int_equal(seen, 20001);
+	assert_int_equal(ones, 1);
+	map_clear(&m);
+	assert_null(map_get(&m, MAP_EMPTY));
+	assert_int_equal(m.len, 0);
 	map_free(&m);
 }
 
