@@ -110,6 +110,7 @@ install: all
 	install -D -m 0755 $(BUILD)/rbscope $(DESTDIR)$(PREFIX)/bin/rbscope
 	install -d $(DESTDIR)$(PREFIX)/share/rbscope/tracers
 	install -m 0644 tracers/*.tracer $(DESTDIR)$(PREFIX)/share/rbscope/tracers/
+	install -m 0644 lib/rbscope/preload.rb $(DESTDIR)$(PREFIX)/share/rbscope/preload.rb
 
 clean:
 	rm -rf build

@@ -159,12 +159,32 @@ module Rbscope
           return { error: "nothing to trace: give methods (-m), --firehose, --slow or --gc" }
         end
         plan[:firehose] = true if plan[:slow_ns].positive? && plan[:methods].empty?
-        plan[:notes] = "tracing #{plan[:methods].size} method#{plan[:methods].size == 1 ? '' : 's'}" unless plan[:methods].empty?
+        plan[:notes] = trace_header(plan)
         plan[:notes] << " (skipped #{skipped.size}: #{skipped.first(3).join('; ')}#{skipped.size > 3 ? '; ...' : ''})" unless skipped.empty?
         plan[:notes] << "; #{Exprs.c_note(c_args)}" unless c_args.empty?
         plan
       rescue ArgumentError => e
         { error: e.message }
+      end
+
+      # What the trace covers, for the CLI's first line: the methods (the first few by name), the slow-call
+      # threshold and GC.
+      def trace_header(plan)
+        parts = []
+        names = plan[:methods].map(&:first)
+        unless names.empty?
+          shown = names.first(4).join(", ")
+          more = names.size > 4 ? " and #{names.size - 4} more" : ""
+          parts << "tracing #{names.size} method#{names.size == 1 ? '' : 's'} (#{shown}#{more})"
+        end
+        parts << "tracing every Ruby method call" if plan[:firehose] && plan[:slow_ns].zero?
+        if plan[:slow_ns].positive?
+          what = names.empty? ? "every method" : "these"
+          parts << "showing calls of #{what} slower than #{format('%g', plan[:slow_ns] / 1e6)} ms " \
+                   "(#{plan[:slow_cpu] ? 'wall and CPU time' : 'wall time'}) with their callers"
+        end
+        parts << "GC: each collection's pause, marking and sweeping" if plan[:gc]
+        +parts.join("; ")
       end
 
       # "Klass#meth(expr, ...)" -> ["Klass#meth", "expr, ..."]; the expressions are nil without parentheses.

@@ -51,6 +51,7 @@ struct diff {
 	struct strtab strs; /* locations and class names */
 	uint64_t traced, untraced, moved; /* AFTER's objects not in BEFORE: with allocation info, without, moved */
 	uint64_t traced_before;           /* BEFORE's objects with allocation info */
+	uint64_t agent;                   /* AFTER's new objects allocated by rbscope's agent, left out */
 };
 
 struct class_name {
@@ -68,8 +69,21 @@ struct diff_part {
 	struct strtab strs;
 	int64_t max_gen;
 	uint64_t traced, untraced, moved; /* BEFORE: traced counts its objects with allocation info */
+	uint64_t agent;
 	int err;
 };
+
+/*
+ * Allocated by rbscope's agent (lib/rbscope/agent.rb: the heap dump's own
+ * pipe, IO and strings while `rbscope heapdump` made these dumps)? Those are
+ * the tool's, not the program's, so a diff leaves them out.
+ */
+static int agent_file(struct span f)
+{
+	static const char tail[] = "/rbscope/agent.rb";
+	size_t n = sizeof(tail) - 1;
+	return f.n >= n && !memcmp(f.p + f.n - n, tail, n);
+}
 
 static uint32_t part_intern(struct diff_part *p, const char *s, size_t n)
 {
@@ -106,6 +120,10 @@ static int on_rec(const struct heap_rec *r, void *arg)
 	}
 	if (map_get(&p->d->before, id))
 		return 0;
+	if (r->has_file && agent_file(r->file)) {
+		p->agent++;
+		return 0;
+	}
 	r->has_file ? p->traced++ : p->untraced++;
 	/* Allocated before the first dump, yet not in it: it moved (GC.compact) or the dump was partial. */
 	if (r->has_generation && r->generation < p->d->max_gen_before) {
@@ -178,6 +196,7 @@ static int collect_fresh(struct heap_parts *ps, struct diff_part *parts, struct 
 			return err;
 		d->traced += p->traced;
 		d->untraced += p->untraced;
+		d->agent += p->agent;
 		d->moved += p->moved;
 	}
 	return 0;
@@ -252,6 +271,9 @@ static int report(const struct diff *d, const char *const *paths, int npaths, in
 	else
 		fprintf(out, "%llu objects (%llu bytes) allocated after %s and alive in %s\n", (unsigned long long)total,
 			(unsigned long long)bytes, paths[0], paths[1]);
+	if (d->agent)
+		fprintf(out, "note: %llu objects allocated by rbscope's agent (lib/rbscope/agent.rb) are left out\n",
+			(unsigned long long)d->agent);
 	if (d->untraced && !d->traced)
 		fprintf(out, "note: no allocation info in the dumps (ObjectSpace.trace_object_allocations_start): objects "
 			     "are matched by address and type only, so a reused slot can look like a leak\n");

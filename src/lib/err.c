@@ -41,7 +41,8 @@ const char *err_hint(int err)
 	case ERR_NO_PROCESS:
 		return "check the pid with `ps`";
 	case ERR_NO_AGENT:
-		return "load the agent in the app: `require \"rbscope\"`, or start it with RUBYOPT=-rrbscope";
+		return "load the agent in the app: `require \"rbscope\"`, or start it with RUBYOPT=-rrbscope "
+		       "(under bundle exec: RUBYOPT=-r/usr/local/share/rbscope/preload; see docs/agent.md)";
 	case ERR_AGENT_SILENT:
 		return "its main thread may be stuck in C code that never checks for interrupts";
 	}

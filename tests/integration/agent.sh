@@ -67,6 +67,8 @@ for ver in 3.1 3.3 3.4; do
 	check "agent: ruby $ver: trace -m Shop#add (a Ruby method): calls with durations" test "$(count '^ *Shop#add <0\.[0-9]{6}>$' "$work/t1")" -ge 100
 	check "agent: ruby $ver: trace shows each thread calling it" test "$(count '^-- thread [0-9]+$' "$work/t1")" -ge 2
 	check "agent: ruby $ver: trace ends with a count of events and drops" grep -q 'events, 0 dropped' "$work/e"
+	check "agent: ruby $ver: trace's first line says what is traced ($(head -n 1 "$work/e"))" \
+		grep -q "^rbscope: process $p: tracing 1 method (Shop#add) (Ctrl-C to stop)" "$work/e"
 	"$RBSCOPE" trace -p $p -m 'Hash#key?' -d 1 >"$work/t2" 2>"$work/e"
 	check "agent: ruby $ver: trace -m Hash#key? (a C method)" test "$(count '^ *Hash#key\? <' "$work/t2")" -ge 100
 	# Shop#total's @items.values.sum { |v| v.to_s.size }: C calls inside a C call, each with its own duration.
@@ -262,3 +264,97 @@ check "agent: a Ruby without the gem: exit 11, with a hint" sh -c "test $rc = 11
 stop_ruby $plain
 "$RBSCOPE" trace -p 999999 -m Foo#bar 2>/dev/null; rc=$?
 check "agent: trace of no such pid: exit 3" test $rc = 3
+
+# A real app: Debian's puma (cluster mode) and sinatra with the agent preloaded and allocation tracing on.
+# Three dumps of one worker under wrk load go through every heap command; the agent's own objects are no leak.
+if command -v puma >/dev/null && command -v wrk >/dev/null && ruby -e 'require "sinatra/base"' 2>/dev/null; then
+	hport=$((20000 + ($$ + 7919) % 20000))
+	(cd "$top/tests/integration/apps" && RBSCOPE_TEST_PORT=$hport RBSCOPE_TEST_ALLOCATIONS=1 RUBYLIB="$top/lib:$ext" \
+		RUBYOPT=-rrbscope exec puma -C puma.rb config.ru) >"$work/hpuma.out" 2>&1 &
+	hmaster=$!
+	pids="$pids $hmaster"
+	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/hpuma.out")" -ge 2 ] && break; sleep 0.1; done
+	hworker=$(pgrep -P $hmaster | head -n 1)
+	ok=1
+	for d in 1 2 3; do
+		wrk -t2 -c8 -d2s "http://127.0.0.1:$hport/json" >>"$work/hwrk.out" 2>&1
+		"$RBSCOPE" heapdump -p "${hworker:-0}" -o "$work/puma$d.json" 2>>"$work/hdump.err" || ok=0
+	done
+	check "agent: puma worker: three heap dumps under load ($(du -k "$work/puma1.json" 2>/dev/null | cut -f1) kB; $(tail -n 1 "$work/hdump.err"))" \
+		test $ok = 1
+	undef=$(grep -c '"class":"0xffffffffffffffff"' "$work/puma1.json")
+	for by in type class location file gem generation; do
+		"$RBSCOPE" heap summary "$work/puma1.json" --by $by --top 5 >"$work/hs-$by" 2>"$work/hs-$by.err"
+		rc=$?
+		check "agent: puma worker dump: heap summary --by $by ($undef objects of class 0xff..ff)$([ $rc = 0 ] || cat "$work/hs-$by.err")" \
+			sh -c "test $rc = 0 && test \$(wc -l <'$work/hs-$by') -ge 5"
+	done
+	check "agent: puma worker dump: the app's class and Puma's in the summary by class" \
+		sh -c "'$RBSCOPE' heap summary '$work/puma1.json' --by class --top 0 | grep -q ' ShopApp\$' &&
+			'$RBSCOPE' heap summary '$work/puma1.json' --by gem --top 0 | grep -q 'puma'"
+	"$RBSCOPE" heap diff "$work/puma1.json" "$work/puma2.json" "$work/puma3.json" --top 0 >"$work/hdiff" 2>"$work/hdiff.err"
+	rc=$?
+	check "agent: puma worker dumps: heap diff leaves the agent's own objects out ($(grep -v '^note:' "$work/hdiff" | grep -c 'rbscope/agent.rb') rows of them; $(grep -o 'note: [0-9]* objects allocated by rbscope' "$work/hdiff"))" \
+		sh -c "test $rc = 0 && head -n 1 '$work/hdiff' | grep -q 'still alive in' && ! grep -v '^note:' '$work/hdiff' | grep -q 'rbscope/agent.rb'"
+	"$RBSCOPE" heap retained "$work/puma1.json" --by class --top 5 >"$work/hret" 2>&1
+	rc=$?
+	"$RBSCOPE" heap strings "$work/puma1.json" --top 5 >"$work/hstr" 2>&1
+	rc2=$?
+	check "agent: puma worker dump: heap retained --by class and heap strings" \
+		sh -c "test $rc = 0 && test $rc2 = 0 && test \$(wc -l <'$work/hret') -ge 5 && test \$(wc -l <'$work/hstr') -ge 5"
+	items=$(ruby -rjson -ne 'r = JSON.parse($_); if r["type"] == "CLASS" && r["name"] == "ShopApp"; puts r["address"]; break; end' "$work/puma1.json")
+	"$RBSCOPE" heap path "$work/puma1.json" "${items:-0x0}" >"$work/hpath" 2>&1
+	rc=$?
+	check "agent: puma worker dump: heap path from a root to the ShopApp class ($items)" \
+		sh -c "test $rc = 0 && grep -q ShopApp '$work/hpath'"
+	check "agent: puma: master and workers live on after the dumps" sh -c "kill -0 $hmaster && kill -0 ${hworker:-0}"
+	kill -TERM $hmaster 2>/dev/null
+	wait $hmaster 2>/dev/null
+else
+	skipped "agent: puma worker heap dumps: puma, wrk or ruby-sinatra not installed"
+fi
+
+# Bundler: an app whose Gemfile does not list rbscope. RUBYOPT=-rrbscope stops it from booting (Bundler hides the
+# gem); the documented preload (lib/rbscope/preload.rb, installed as share/rbscope/preload.rb) loads the agent,
+# and with no agent installed the app still boots, with one warning.
+if command -v bundle >/dev/null && ruby -e 'require "sinatra/base"' 2>/dev/null; then
+	mkdir -p "$work/bapp"
+	printf 'source "https://rubygems.org"\ngem "sinatra"\n' >"$work/bapp/Gemfile"
+	printf 'require "sinatra/base"\nputs "agent #%s"\nputs "ready"\n$stdout.flush\nsleep\n' \
+		'{defined?(Rbscope::Agent) ? "loaded" : "absent"}' >"$work/bapp/app.rb"
+	(cd "$work/bapp" && bundle lock --local) >"$work/bundle-lock.log" 2>&1
+	gpath="$work/gems:$(gem env gempath)"
+	(cd "$work/bapp" && GEM_PATH="$gpath" RUBYOPT=-rrbscope timeout 20 bundle exec ruby app.rb) >"$work/b1.out" 2>&1 &
+	b1=$!
+	pids="$pids $b1"
+	await_ready "$work/b1.out" $b1 100
+	check "bundler: RUBYOPT=-rrbscope, Gemfile without the gem: the app does not boot (why the preload exists)" \
+		grep -q 'cannot load such file -- rbscope' "$work/b1.out"
+	stop_ruby $b1
+	preload=$(ls "$work"/gems/gems/rbscope-*/lib/rbscope/preload.rb | head -n 1)
+	(cd "$work/bapp" && GEM_PATH="$gpath" RUBYOPT="-r$preload" exec bundle exec ruby app.rb) >"$work/b2.out" 2>&1 &
+	b2=$!
+	pids="$pids $b2"
+	await_ready "$work/b2.out" $b2 100
+	bpid=$(pgrep -f "ruby app.rb" -P $b2 || echo $b2)
+	"$RBSCOPE" backtraces -p "$bpid" >"$work/b2.bt" 2>&1
+	check "bundler: the gem's preload under bundle exec: the app boots with the agent, which answers ($(head -c 80 "$work/b2.bt"))" \
+		sh -c "grep -q '^agent loaded' '$work/b2.out' && grep -q 'app.rb:[0-9]*:in' '$work/b2.bt'"
+	stop_ruby $b2
+	mkdir -p "$work/share/rbscope" && cp "$top/lib/rbscope/preload.rb" "$work/share/rbscope/"
+	(cd "$work/bapp" && GEM_PATH="$gpath" RUBYOPT="-r$work/share/rbscope/preload" exec bundle exec ruby app.rb) >"$work/b3.out" 2>&1 &
+	b3=$!
+	pids="$pids $b3"
+	await_ready "$work/b3.out" $b3 100
+	check "bundler: the installed preload (share/rbscope/preload.rb) finds the gem Bundler hides" grep -q '^agent loaded' "$work/b3.out"
+	stop_ruby $b3
+	(cd "$work/bapp" && exec env -u GEM_PATH -u GEM_HOME -u RUBYLIB RUBYOPT="-r$work/share/rbscope/preload" bundle exec ruby app.rb) >"$work/b4.out" 2>&1 &
+	b4=$!
+	pids="$pids $b4"
+	await_ready "$work/b4.out" $b4 100
+	check "bundler: no agent installed: the app boots anyway, with one warning ($(grep -c '^rbscope: the agent is not loaded' "$work/b4.out"))" \
+		sh -c "grep -q '^agent absent' '$work/b4.out' && test \$(grep -c '^rbscope: the agent is not loaded' '$work/b4.out') = 1"
+	stop_ruby $b4
+else
+	skipped "bundler: bundle (ruby-bundler) or ruby-sinatra not installed"
+fi
