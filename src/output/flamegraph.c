@@ -84,80 +84,96 @@ static int group_functions(const struct profile *p, struct fg_tree *t)
 	return err;
 }
 
-static int64_t child(struct fg_tree *t, struct map *m, uint32_t parent, uint32_t func)
-{
-	uint64_t key = (uint64_t)parent << 32 | func;
-	uint64_t *hit = map_get(m, key);
-	if (hit)
-		return (int64_t)*hit;
-	struct fg_node *n = vec_grow(t->n, t->len, &t->cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	t->n = n;
-	uint32_t id = t->len++;
-	t->n[id] = (struct fg_node){ parent, func, t->n[parent].depth + 1, 0, 0, 0, 0 };
-	int err = map_put(m, key, id);
-	return err ? (int64_t)err : (int64_t)id;
-}
-
 static const struct fg_tree *sort_tree;
 
-static int by_parent_then_label(const void *a, const void *b)
+/* A stack's functions by their label rank, root first: stacks compare as these sequences, a prefix first. */
+static int by_ranks(const void *a, const void *b)
 {
-	const struct fg_node *x = &sort_tree->n[*(const uint32_t *)a], *y = &sort_tree->n[*(const uint32_t *)b];
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	uint32_t rx = sort_tree->func_rank[x->func], ry = sort_tree->func_rank[y->func];
-	return rx < ry ? -1 : rx > ry;
+	const struct profile_stack *x = &sort_profile->stacks[*(const uint32_t *)a];
+	const struct profile_stack *y = &sort_profile->stacks[*(const uint32_t *)b];
+	const uint32_t *pool = sort_profile->pool, *rank = sort_tree->func_rank, *func = sort_tree->func_of_frame;
+	uint32_t n = x->len < y->len ? x->len : y->len;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t rx = rank[func[pool[x->start + j]]], ry = rank[func[pool[y->start + j]]];
+		if (rx != ry)
+			return rx < ry ? -1 : 1;
+	}
+	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-/* Merge every stack into one tree of functions, children in label order, with x offsets. */
+/*
+ * Merge every stack into one tree of functions, children in label order, with
+ * x offsets. The stacks are sorted as sequences of label ranks, so that each
+ * shares its longest common prefix with the one before it: the tree is built
+ * by walking down that prefix and adding the rest, children arriving in label
+ * order, with no lookup table (a million samples make millions of nodes,
+ * where a hash table's misses were most of the time).
+ */
 static int build_tree(const struct profile *p, struct fg_tree *t)
 {
 	memset(t, 0, sizeof(*t));
 	int err = group_functions(p, t);
 	if (err)
 		return err;
-	struct map m;
-	map_init(&m);
+	uint32_t *order = malloc((p->nstacks + 1) * sizeof(*order));
+	uint32_t *path = NULL; /* path[d]: the node at depth d of the previous stack (path[0] the root) */
+	size_t path_cap = 0;
 	t->cap = 1024;
-	if (!(t->n = malloc(t->cap * sizeof(*t->n))))
-		return map_free(&m), -ENOMEM;
+	t->n = malloc(t->cap * sizeof(*t->n));
+	if (!order || !t->n) {
+		free(order);
+		return -ENOMEM;
+	}
 	t->n[0] = (struct fg_node){ 0 };
 	t->len = 1;
-	for (uint32_t i = 0; i < p->nstacks && !err; i++) {
-		const struct profile_stack *s = &p->stacks[i];
-		if (!s->count)
-			continue;
-		uint32_t at = 0;
-		t->n[0].count += s->count;
-		for (uint32_t j = 0; j < s->len; j++) {
-			int64_t c = child(t, &m, at, t->func_of_frame[p->pool[s->start + j]]);
-			if (c < 0) {
-				err = (int)c;
+	uint32_t nord = 0;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].count)
+			order[nord++] = i;
+	sort_profile = p;
+	sort_tree = t;
+	qsort(order, nord, sizeof(*order), by_ranks);
+	const struct profile_stack *prev = NULL;
+	for (uint32_t k = 0; k < nord && !err; k++) {
+		const struct profile_stack *s = &p->stacks[order[k]];
+		uint32_t common = 0;
+		if (prev) {
+			uint32_t n = prev->len < s->len ? prev->len : s->len;
+			while (common < n && t->func_of_frame[p->pool[prev->start + common]] ==
+						     t->func_of_frame[p->pool[s->start + common]])
+				common++;
+		}
+		uint32_t *v = vec_grow(path, s->len + 1, &path_cap, sizeof(*path));
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		path = v;
+		path[0] = 0;
+		for (uint32_t j = common; j < s->len; j++) {
+			struct fg_node *n = vec_grow(t->n, t->len, &t->cap, sizeof(*n));
+			if (!n) {
+				err = -ENOMEM;
 				break;
 			}
-			at = (uint32_t)c;
-			t->n[at].count += s->count;
+			t->n = n;
+			uint32_t id = t->len++, parent = path[j];
+			t->n[id] = (struct fg_node){ parent, t->func_of_frame[p->pool[s->start + j]], j + 1, 0, 0, 0, 0 };
+			/* the previous stack's node at this depth is the last child so far of the same parent */
+			if (j == common && prev && common < prev->len)
+				t->n[path[j + 1]].next = id;
+			else
+				t->n[parent].first = id;
+			path[j + 1] = id;
 		}
-	}
-	map_free(&m);
-	if (err)
-		return err;
-	/* Link children in label order, then lay out: parents were created before their children. */
-	uint32_t *order = malloc(t->len * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->len - 1; i++)
-		order[i] = i + 1;
-	sort_tree = t;
-	qsort(order, t->len - 1, sizeof(*order), by_parent_then_label);
-	for (uint32_t i = t->len - 1; i-- > 0;) {
-		struct fg_node *c = &t->n[order[i]];
-		c->next = t->n[c->parent].first;
-		t->n[c->parent].first = order[i];
+		for (uint32_t j = 0; j <= s->len && !err; j++)
+			t->n[path[j]].count += s->count;
+		prev = s;
 	}
 	free(order);
+	free(path);
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < t->len; i++) {
 		uint64_t x = t->n[i].x;
 		for (uint32_t c = t->n[i].first; c; c = t->n[c].next) {
