@@ -46,6 +46,7 @@ struct tracer {
 	uint32_t hit_id;
 	uint32_t next_id;
 	VALUE keep;          /* a Ruby array: the classes we hold numbers for, and tps; marked while tracing */
+	VALUE labels;        /* method number -> its label (a String), for --slow's callers; in keep */
 	VALUE tps;           /* the TracePoints to disable at the end */
 	VALUE exprs;         /* method number -> its Rbscope::Agent::Exprs (lib/rbscope/exprs.rb), or nil */
 	uint32_t cexprs;     /* how many C methods have expressions */
@@ -245,20 +246,88 @@ static inline void emit_ret(struct tracer *t, uint32_t id, uint32_t tid, uint64_
 	ring_commit(&t->prod, c);
 }
 
-/* A slow call's callers, innermost first, as "label (path:line)" lines. */
-static void emit_callers(struct tracer *t, uint32_t tid)
+static VALUE callers_body(VALUE unused)
 {
-	VALUE frames[32];
-	int lines[32];
-	int n = rb_profile_frames(1, 32, frames, lines);
-	VALUE s = rb_str_buf_new(256);
-	for (int i = 0; i < n; i++) {
-		VALUE label = rb_profile_frame_full_label(frames[i]);
-		VALUE path = rb_profile_frame_path(frames[i]);
-		rb_str_catf(s, "%" PRIsVALUE " (%" PRIsVALUE ":%d)\n", NIL_P(label) ? rb_str_new_cstr("?") : label,
-			    NIL_P(path) ? rb_str_new_cstr("?") : path, lines[i]);
+	(void)unused;
+	return rb_funcall(rb_mKernel, rb_intern("caller_locations"), 2, INT2FIX(0), INT2FIX(40));
+}
+
+/* Two Strings with the same text? (Anything else, nil included, is not equal: rb_str_equal wants a String.) */
+static int str_eq(VALUE a, VALUE b)
+{
+	return RB_TYPE_P(a, T_STRING) && RB_TYPE_P(b, T_STRING) && rb_str_equal(a, b) == Qtrue;
+}
+
+/* A String's tail equal to tail's whole text? */
+static int ends_with(VALUE s, VALUE tail)
+{
+	if (!RB_TYPE_P(s, T_STRING) || !RB_TYPE_P(tail, T_STRING))
+		return 0;
+	long n = RSTRING_LEN(s), k = RSTRING_LEN(tail);
+	return k <= n && !memcmp(RSTRING_PTR(s) + n - k, RSTRING_PTR(tail), (size_t)k);
+}
+
+/*
+ * A slow call's callers, innermost first, as "label (path:line)" lines, with
+ * labels as rbscope's profiles write them ("block (2 levels) in Shop#work"):
+ * Ruby's backtrace (caller_locations) gives each frame's block prefix, path
+ * and line (a C method's at its caller), and rb_profile_frames() the class
+ * that qualifies the method (it reports a block as its method, and Ruby 3.1's
+ * Location#label has no class). The traced method's own frame (id's label)
+ * is left out.
+ */
+static void emit_callers(struct tracer *t, uint32_t tid, uint32_t id)
+{
+	enum { MAX = 40 };
+	VALUE frames[MAX];
+	int lines[MAX], state = 0;
+	int nprof = rb_profile_frames(0, MAX, frames, lines);
+	in_exprs = 1;
+	VALUE locs = rb_protect(callers_body, Qnil, &state);
+	in_exprs = 0;
+	if (state || !RB_TYPE_P(locs, T_ARRAY)) {
+		rb_set_errinfo(Qnil);
+		return;
+	}
+	VALUE own = rb_ary_entry(t->labels, id), s = rb_str_buf_new(256);
+	static ID id_label, id_base, id_path, id_lineno;
+	if (!id_label) {
+		id_label = rb_intern("label"), id_base = rb_intern("base_label");
+		id_path = rb_intern("path"), id_lineno = rb_intern("lineno");
+	}
+	long n = RARRAY_LEN(locs);
+	int skipping = 1, k = 0;
+	for (long i = 0; i < n; i++) {
+		VALUE loc = rb_ary_entry(locs, i);
+		VALUE label = rb_funcall(loc, id_label, 0), base = rb_funcall(loc, id_base, 0);
+		VALUE path = rb_funcall(loc, id_path, 0), line = rb_funcall(loc, id_lineno, 0);
+		/* the profile's frame of the same method, a few frames on at most */
+		for (int j = k; j < nprof && j < k + 4; j++) {
+			VALUE pb = rb_profile_frame_base_label(frames[j]);
+			if (NIL_P(pb)) /* a C method's frame (Ruby 3.1): its name */
+				pb = rb_profile_frame_method_name(frames[j]);
+			if (str_eq(pb, base)) {
+				VALUE q = rb_profile_frame_qualified_method_name(frames[j]);
+				/* Ruby 3.4's labels are qualified already ("block in Shop#work") */
+				if (RB_TYPE_P(q, T_STRING) && !ends_with(label, q) && ends_with(label, base)) {
+					long pre = RSTRING_LEN(label) - RSTRING_LEN(base);
+					label = rb_sprintf("%.*s%" PRIsVALUE, (int)pre, RSTRING_PTR(label), q);
+				}
+				k = j + 1;
+				break;
+			}
+		}
+		if (skipping && i < 3 && str_eq(label, own)) {
+			rb_str_resize(s, 0); /* the traced call itself, and whatever was above it */
+			skipping = 0;
+			continue;
+		}
+		rb_str_catf(s, "%" PRIsVALUE " (%" PRIsVALUE ":%" PRIsVALUE ")\n", NIL_P(label) ? rb_str_new_cstr("?") : label,
+			    NIL_P(path) ? rb_str_new_cstr("?") : path, line);
 	}
 	emit_text(t, RING_TEXT_CALLERS, tid, RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	RB_GC_GUARD(s);
+	RB_GC_GUARD(locs);
 }
 
 /* A call begins; its CALL record is written for --firehose, or when it carries expression values (text). */
@@ -312,7 +381,7 @@ static __attribute__((noinline)) void on_return(struct tracer *t, uint32_t id)
 	else
 		emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, NULL, 0);
 	if (t->slow_ns)
-		emit_callers(t, r.tid);
+		emit_callers(t, r.tid, id);
 }
 
 /* A method's label, "Klass#name" or "Klass.name", from Ruby (lib/rbscope/agent.rb). */
@@ -332,6 +401,7 @@ static uint32_t name_of(struct tracer *t, VALUE klass, ID mid)
 	if (RTEST(klass) && !SPECIAL_CONST_P(klass))
 		rb_ary_push(t->keep, klass); /* a class we hold a number for must not be freed and its address reused */
 	emit_name(t, nid, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+	rb_ary_store(t->labels, nid, label);
 	return nid;
 }
 
@@ -413,7 +483,7 @@ static void expr_event(struct tracer *t, uint32_t id, int call, int ruby, VALUE 
 		on_call(t, id, p, (uint32_t)n, 1);
 	} else {
 		emit_call(t, RING_RETURN, id, r.tid, r.now, r.dur, r.cpu, r.depth, p, (uint32_t)n);
-		emit_callers(t, r.tid);
+		emit_callers(t, r.tid, id);
 	}
 	RB_GC_GUARD(text);
 }
@@ -768,6 +838,7 @@ static void add_method(struct tracer *t, VALUE m)
 		return; /* the firehose's own hooks see every call of it already */
 	uint32_t id = t->next_id++;
 	emit_name(t, id, RSTRING_PTR(label), (size_t)RSTRING_LEN(label));
+	rb_ary_store(t->labels, id, label);
 	if (!NIL_P(ex))
 		rb_ary_store(t->exprs, id, ex);
 	if (RTEST(rb_ary_entry(m, 4))) {
@@ -847,6 +918,8 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 	}
 	ring_prod_init(&t->prod, t->ring);
 	t->keep = rb_ary_new();
+	t->labels = rb_ary_new();
+	rb_ary_push(t->keep, t->labels);
 	t->tps = rb_ary_new();
 	rb_ary_push(t->keep, t->tps);
 	t->exprs = rb_ary_new();

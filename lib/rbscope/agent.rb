@@ -219,6 +219,7 @@ module Rbscope
                     [m[3].to_sym]
                   end
           found = names.filter_map { |n| method_entry(target, n) }
+          found = detached_entries(target, names.first) if found.empty? && !m[3].empty?
           return [nil, "no method #{sel}"] if found.empty?
           [found, nil]
         elsif sel.match?(/\A[A-Za-z_][A-Za-z0-9_]*[?!=]?\z/) || sel.match?(/\A[-+*\/%<>=!~\[\]^&|]+\z/)
@@ -235,6 +236,19 @@ module Rbscope
         else
           [nil, "cannot read the method selector '#{sel}'"]
         end
+      end
+
+      # Methods removed from their class yet still called through an UnboundMethod kept elsewhere, as Sinatra
+      # does with its routes (define_method "GET /json", instance_method, remove_method): profiles name such a
+      # frame ShopApp#GET /json, and so does trace -m.
+      def detached_entries(target, name)
+        found = []
+        ObjectSpace.each_object(UnboundMethod) do |um|
+          found << [label(um.owner, name), um.owner, name, um, !um.source_location.nil?] if um.name == name && um.owner == target
+        rescue StandardError
+          next
+        end
+        found.uniq { |e| e[3].source_location || e[3].object_id }
       end
 
       def constant(path)

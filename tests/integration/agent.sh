@@ -82,6 +82,11 @@ for ver in 3.1 3.3 3.4; do
 	"$RBSCOPE" trace -p $p --slow 20 -m Shop#slow Shop#add -d 3 >"$work/t4" 2>"$work/e"
 	check "agent: ruby $ver: trace --slow 20: only slow calls, with their callers" \
 		sh -c "grep -q '^ *Shop#slow <0\.0[2-9]' '$work/t4' && grep -q '^    from Object#work (.*agent-target.rb:[0-9]*)' '$work/t4' && ! grep -q 'Shop#add' '$work/t4'"
+	# Callers named as profiles name them: the block prefix kept and qualified, a C method with its class at
+	# its caller's line, not the slow call's own frame.
+	check "agent: ruby $ver: trace --slow: callers labelled like profiles ($(grep -m 1 -A 3 '^ *Shop#slow <' "$work/t4" | tail -n 3 | tr -s ' ' | tr '\n' '|'))" \
+		sh -c "grep -A 3 '^ *Shop#slow <' '$work/t4' | grep -q '^    from block \(([0-9] levels) \)\?in <main> (.*agent-target.rb:[0-9]*)' &&
+			grep -q '^    from Kernel#loop (.*:[0-9]*)' '$work/t4' && ! grep -q '^    from Shop#slow' '$work/t4'"
 	"$RBSCOPE" trace -p $p -c io -d 2 >"$work/t9" 2>"$work/e"
 	check "agent: ruby $ver: trace -c io (a shipped tracer file): Kernel#sleep among them" \
 		sh -c "grep -q '^ *Kernel#sleep <0\.0[2-9]' '$work/t9' && grep -q 'tracing [0-9]* methods' '$work/e'"
@@ -307,6 +312,15 @@ if command -v puma >/dev/null && command -v wrk >/dev/null && ruby -e 'require "
 	rc=$?
 	check "agent: puma worker dump: heap path from a root to the ShopApp class ($items)" \
 		sh -c "test $rc = 0 && grep -q ShopApp '$work/hpath'"
+	# A Sinatra route is a method Sinatra removes from its class and calls through an UnboundMethod: the profile
+	# names it ShopApp#GET /json, and trace -m takes that same name.
+	wrk -t2 -c8 -d3s "http://127.0.0.1:$hport/json" >>"$work/hwrk.out" 2>&1 &
+	wpid=$!
+	"$RBSCOPE" trace -p "${hworker:-0}" -m 'ShopApp#GET /json' -d 2 >"$work/route.trace" 2>"$work/route.err"
+	"$RBSCOPE" record -p "${hworker:-0}" -r 200 -d 1 -f collapsed -o "$work/route.col" 2>/dev/null
+	wait $wpid
+	check "agent: puma worker: trace -m 'ShopApp#GET /json', the name profiles give the route ($(grep -c '^ShopApp#GET /json <' "$work/route.trace") calls; $(grep -c 'ShopApp#GET /json' "$work/route.col") stacks; $(head -c 120 "$work/route.err"))" \
+		sh -c "test \$(grep -c '^ShopApp#GET /json <0\.[0-9]*>$' '$work/route.trace') -ge 10 && grep -q ';ShopApp#GET /json (' '$work/route.col'"
 	check "agent: puma: master and workers live on after the dumps" sh -c "kill -0 $hmaster && kill -0 ${hworker:-0}"
 	kill -TERM $hmaster 2>/dev/null
 	wait $hmaster 2>/dev/null
