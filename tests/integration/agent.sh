@@ -317,10 +317,16 @@ if command -v puma >/dev/null && command -v wrk >/dev/null && ruby -e 'require "
 	wrk -t2 -c8 -d3s "http://127.0.0.1:$hport/json" >>"$work/hwrk.out" 2>&1 &
 	wpid=$!
 	"$RBSCOPE" trace -p "${hworker:-0}" -m 'ShopApp#GET /json' -d 2 >"$work/route.trace" 2>"$work/route.err"
+	# Four server threads interleave their calls: each call still prints on one line with its value.
+	"$RBSCOPE" trace -p "${hworker:-0}" -m 'ShopApp#GET /json(__source__)' -d 1 >"$work/route2.trace" 2>/dev/null
 	"$RBSCOPE" record -p "${hworker:-0}" -r 200 -d 1 -f collapsed -o "$work/route.col" 2>/dev/null
 	wait $wpid
 	check "agent: puma worker: trace -m 'ShopApp#GET /json', the name profiles give the route ($(grep -c '^ShopApp#GET /json <' "$work/route.trace") calls; $(grep -c 'ShopApp#GET /json' "$work/route.col") stacks; $(head -c 120 "$work/route.err"))" \
 		sh -c "test \$(grep -c '^ShopApp#GET /json <0\.[0-9]*>$' '$work/route.trace') -ge 10 && grep -q ';ShopApp#GET /json (' '$work/route.col'"
+	whole=$(grep -c '^ *ShopApp#GET /json(__source__=.*) <0\.[0-9]*>$' "$work/route2.trace")
+	apart=$(grep -c '^ *ShopApp#GET /json\( <\|$\)' "$work/route2.trace")
+	check "agent: puma worker, 4 threads: each traced call on one line with its value ($whole whole, $apart apart; $(grep -c '^-- thread' "$work/route2.trace") thread switches)" \
+		sh -c "test $whole -ge 10 && test $apart = 0"
 	check "agent: puma: master and workers live on after the dumps" sh -c "kill -0 $hmaster && kill -0 ${hworker:-0}"
 	kill -TERM $hmaster 2>/dev/null
 	wait $hmaster 2>/dev/null
