@@ -27,6 +27,12 @@ EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb s
 	src/agent/ring.h src/agent/hist.h
 EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
 
+# The code --inject places in a Ruby process (src/agent/boot/boot.c): freestanding, position-independent, one .text
+# with no relocations (scripts/blob-header checks), as bytes in a header. Never built with the sanitizers.
+BOOT_CFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-fno-unwind-tables -fno-jump-tables -fno-reorder-blocks-and-partition -fno-reorder-functions -fcf-protection=none \
+	-std=c11 -Wall -Wextra
+
 .PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores
 all: build-deps $(BUILD)/rbscope $(EXT_SO)
 
@@ -54,6 +60,14 @@ gem: all
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(BUILD)/boot_blob.h: src/agent/boot/boot.c src/agent/boot.h scripts/blob-header
+	@mkdir -p $(BUILD)/boot
+	$(CC) $(BOOT_CFLAGS) -c -o $(BUILD)/boot/boot.o src/agent/boot/boot.c
+	scripts/blob-header $(BUILD)/boot/boot.o boot_entry >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/agent/inject.o: $(BUILD)/boot_blob.h
+$(BUILD)/src/agent/inject.o: CPPFLAGS += -I$(BUILD)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)

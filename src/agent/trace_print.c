@@ -70,17 +70,23 @@ static void print_pending(struct trace_printer *p, struct trace_pending *t)
 	fputc_unlocked('\n', p->out);
 }
 
-void trace_printer_flush(struct trace_printer *p)
+void trace_printer_flush_older(struct trace_printer *p, uint64_t before_ns)
 {
 	for (;;) {
 		struct trace_pending *oldest = NULL;
 		for (size_t i = 0; i < p->npending; i++)
-			if (p->pending[i].used && (!oldest || p->pending[i].call.ts < oldest->call.ts))
+			if (p->pending[i].used && p->pending[i].call.ts < before_ns &&
+			    (!oldest || p->pending[i].call.ts < oldest->call.ts))
 				oldest = &p->pending[i];
 		if (!oldest)
 			return;
 		print_pending(p, oldest);
 	}
+}
+
+void trace_printer_flush(struct trace_printer *p)
+{
+	trace_printer_flush_older(p, UINT64_MAX);
 }
 
 /* A slot for thread tid's pending call: a free one, or a new one, or the oldest printed to make room. */

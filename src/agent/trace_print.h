@@ -39,8 +39,14 @@ void trace_printer_free(struct trace_printer *p);
 /* One record; -1 if it makes no sense (too short for what it says it holds). Unknown types are skipped. */
 int trace_printer_rec(struct trace_printer *p, const struct ring_rec *r);
 
-/* Prints the calls still waiting for their returns, oldest first (when the ring is idle, and at the end). */
+/* Prints the calls still waiting for their returns, oldest first (at the end). */
 void trace_printer_flush(struct trace_printer *p);
+/*
+ * The same for the calls made before before_ns (CLOCK_MONOTONIC, as the
+ * records' ts): when the ring is idle, a long call is shown without waiting
+ * for its return, while a short one in flight keeps its line whole.
+ */
+void trace_printer_flush_older(struct trace_printer *p, uint64_t before_ns);
 
 #define TRACE_DRAIN_BATCH 65536
 

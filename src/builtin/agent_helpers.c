@@ -10,11 +10,27 @@
 #include "../lib/err.h"
 #include "agent_helpers.h"
 
+int agent_cli_inject;
+struct inject_opts agent_cli_inject_opts;
+
 int agent_cli_connect(struct agent_conn *c, int pid)
 {
 	int r = agent_connect(c, pid, AGENT_CLI_TIMEOUT_MS);
 	if (!r)
 		return 0;
+	if (r == ERR_NO_AGENT && agent_cli_inject) {
+		char why[512];
+		int e = agent_inject(pid, &agent_cli_inject_opts, why, sizeof(why));
+		if (e < 0) {
+			error("process %d: --inject: %s", pid, why);
+			return err_exit_code(e == -EPERM ? -EPERM : e == ERR_GONE ? ERR_GONE : ERR_INJECT);
+		}
+		if (e == 0)
+			fprintf(stderr, "rbscope: process %d: agent loaded (--inject: %s)\n", pid, why);
+		r = agent_connect(c, pid, AGENT_CLI_TIMEOUT_MS);
+		if (!r)
+			return 0;
+	}
 	if (r == -EACCES && c->hello[0]) {
 		error("process %d: the agent refused us: %s", pid, c->hello);
 		return EXIT_PERMISSION;

@@ -8,8 +8,24 @@
 
 #define AGENT_CLI_TIMEOUT_MS 10000
 
+#include "../agent/inject.h"
+#include "../lib/opt.h"
+
 struct agent_conn;
-/* Connect to pid's agent; 0, or prints a one-line error (and hint) and returns the exit code. */
+
+/* --inject and --agent, the same on every command that talks to the agent. */
+extern int agent_cli_inject;
+extern struct inject_opts agent_cli_inject_opts;
+#define AGENT_CLI_OPT_INJECT \
+	OPT_FLAG(0, "inject", &agent_cli_inject, \
+		 "load the agent into the process now if it has none (ptrace: see docs/agent.md)"), \
+	OPT_STRING(0, "agent", &agent_cli_inject_opts.agent, "DIRS", \
+		   "with --inject: the agent's lib and extension directories, as the process\n" \
+		   "sees them (colon-separated; default: the rbscope gem for its Ruby)")
+/*
+ * Connect to pid's agent (with --inject, after loading it if it has none); 0, or prints a one-line error
+ * (and hint) and returns the exit code.
+ */
 int agent_cli_connect(struct agent_conn *c, int pid);
 /*
  * agent_request(), with its failures reported: 0 with *reply (malloc'ed, the AGENT_OK text, its length in

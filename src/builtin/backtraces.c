@@ -1,4 +1,4 @@
-/* backtraces.c: `rbscope backtraces -p PID`: every Ruby thread's backtrace, as Ruby itself reports it, through the agent. */
+/* backtraces.c: `rbscope backtraces -p PID [--inject [--agent DIRS]]`: every Ruby thread's backtrace, as Ruby itself reports it, through the agent. */
 #include <stdio.h>
 
 #include "../agent/proto.h"
@@ -9,9 +9,9 @@
 int cmd_backtraces(int argc, char **argv)
 {
 	int pid = 0, first, code;
-	const struct opt opts[] = { OPT_PID(&pid, "the Ruby process"), OPT_END() };
+	const struct opt opts[] = { OPT_PID(&pid, "the Ruby process"), AGENT_CLI_OPT_INJECT, OPT_END() };
 	const struct opt_cmd cmd = {
-		.usage = "rbscope backtraces -p PID",
+		.usage = "rbscope backtraces -p PID [--inject [--agent DIRS]]",
 		.about = "Ask the agent in PID (the rbscope gem) for every thread's backtrace: name, kernel tid,\n"
 			 "status and Thread#backtrace. For a process without the gem, use `rbscope snapshot`.",
 		.opts = opts,

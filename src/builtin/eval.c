@@ -1,4 +1,4 @@
-/* eval.c: `rbscope eval -p PID CODE`: run Ruby code in a process that opted in, and print the result's inspect. */
+/* eval.c: `rbscope eval -p PID [--inject [--agent DIRS]] CODE`: run Ruby code in a process that opted in, and print the result's inspect. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,9 +11,9 @@
 int cmd_eval(int argc, char **argv)
 {
 	int pid = 0, first, code;
-	const struct opt opts[] = { OPT_PID(&pid, "the Ruby process"), OPT_END() };
+	const struct opt opts[] = { OPT_PID(&pid, "the Ruby process"), AGENT_CLI_OPT_INJECT, OPT_END() };
 	const struct opt_cmd cmd = {
-		.usage = "rbscope eval -p PID CODE",
+		.usage = "rbscope eval -p PID [--inject [--agent DIRS]] CODE",
 		.about = "Evaluate CODE at the top level of PID, in the agent's own thread (the app keeps running),\n"
 			 "and print the result's inspect, or the exception. Refused unless the process opted in:\n"
 			 "RBSCOPE_ALLOW_EVAL=1 in its environment, or Rbscope.allow_eval! in its code.",

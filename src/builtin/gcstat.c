@@ -1,4 +1,4 @@
-/* gcstat.c: `rbscope gcstat -p PID [--json]`: GC.stat and object counts of a running process, through the agent. */
+/* gcstat.c: `rbscope gcstat -p PID [--inject [--agent DIRS]] [--json]`: GC.stat and object counts of a running process, through the agent. */
 #include <stdio.h>
 
 #include "../agent/proto.h"
@@ -10,12 +10,12 @@ int cmd_gcstat(int argc, char **argv)
 {
 	int pid = 0, json = 0, first, code;
 	const struct opt opts[] = {
-		OPT_PID(&pid, "the Ruby process"),
+		OPT_PID(&pid, "the Ruby process"), AGENT_CLI_OPT_INJECT,
 		OPT_FLAG(0, "json", &json, "one JSON object {\"gc\": ..., \"objects\": ...}"),
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope gcstat -p PID [--json]",
+		.usage = "rbscope gcstat -p PID [--inject [--agent DIRS]] [--json]",
 		.about = "Print GC.stat and ObjectSpace.count_objects of PID (which runs the rbscope gem).",
 		.opts = opts,
 	};

@@ -1,4 +1,4 @@
-/* heapdump.c: `rbscope heapdump -p PID -o FILE`: ObjectSpace.dump_all of a running process, written by a forked child of it into our file. */
+/* heapdump.c: `rbscope heapdump -p PID [--inject [--agent DIRS]] -o FILE`: ObjectSpace.dump_all of a running process, written by a forked child of it into our file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,12 +15,12 @@ int cmd_heapdump(int argc, char **argv)
 	int pid = 0, first, code;
 	const char *out = NULL;
 	const struct opt opts[] = {
-		OPT_PID(&pid, "the Ruby process"),
+		OPT_PID(&pid, "the Ruby process"), AGENT_CLI_OPT_INJECT,
 		OPT_STRING('o', "output", &out, "FILE", "where to write the dump"),
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope heapdump -p PID -o FILE",
+		.usage = "rbscope heapdump -p PID [--inject [--agent DIRS]] -o FILE",
 		.about = "Write PID's heap (ObjectSpace.dump_all, JSON lines) to FILE. The agent forks and the child\n"
 			 "writes the dump, so the app is paused only for the fork. FILE is opened here, by rbscope,\n"
 			 "and handed to the process: it may be anywhere rbscope can write.\n"

@@ -138,7 +138,7 @@ static int parse(int argc, char **argv, struct latency_opts *o)
 {
 	o->interval = 1;
 	const struct opt opts[] = {
-		OPT_PID(&o->pid, "the Ruby process (which runs the rbscope gem)"),
+		OPT_PID(&o->pid, "the Ruby process (which runs the rbscope gem)"), AGENT_CLI_OPT_INJECT,
 		OPT_DOUBLE('i', "interval", &o->interval, "SECS", "print every SECS seconds (default 1)", 1e-3, 1e7,
 			   "seconds, from 0.001 to 10000000"),
 		OPT_DOUBLE('d', "duration", &o->duration, "SECS", "stop after SECS seconds", 1e-3, 1e7,
@@ -149,7 +149,7 @@ static int parse(int argc, char **argv, struct latency_opts *o)
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope latency -p PID PROVIDER:PROBE [-i SECS] [-d SECS] [-u ns|us|ms|s] [--json]",
+		.usage = "rbscope latency -p PID [--inject [--agent DIRS]] PROVIDER:PROBE [-i SECS] [-d SECS] [-u ns|us|ms|s] [--json]",
 		.about = "Show a live histogram of the first argument of a USDT probe declared with Rbscope::Provider\n"
 			 "(e.g. the duration_ns of Rbscope.trace_latency), with its count and p50/p90/p99, every interval.\n"
 			 "The probe counts as enabled while this runs, as it does under bpftrace. Ctrl-C stops.",

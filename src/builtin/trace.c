@@ -137,7 +137,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 {
 	o->buffer_mb = 8;
 	const struct opt opts[] = {
-		OPT_PID(&o->pid, "the Ruby process"),
+		OPT_PID(&o->pid, "the Ruby process"), AGENT_CLI_OPT_INJECT,
 		OPT_CALL('m', "methods", o, "SEL",
 			 "trace methods: Klass#meth, Klass.meth, Klass# (all instance methods),\n"
 			 "Klass. (all singleton methods), or meth (in every class); repeatable,\n"
@@ -161,7 +161,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope trace -p PID [-m SELECTOR...] [-f] [--slow MS] [--gc] [options]",
+		.usage = "rbscope trace -p PID [--inject [--agent DIRS]] [-m SELECTOR...] [-f] [--slow MS] [--gc] [options]",
 		.about = "Trace method calls in PID, which runs the rbscope gem, with their durations, until Ctrl-C,\n"
 			 "-d, or the process exits. Ruby methods get a hook of their own (nothing else slows down);\n"
 			 "C methods are picked out of C-call events. Events the terminal cannot keep up with are\n"
@@ -261,7 +261,8 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 			if (n == TRACE_DRAIN_BATCH)
 				continue;
 		} else {
-			trace_printer_flush(&p);
+			/* idle: show calls that have run long (200 ms), keep short ones in flight whole */
+			trace_printer_flush_older(&p, agent_cli_now_ns() - 200000000ull);
 			if (fflush(out) || ferror(out)) {
 				code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 				break;

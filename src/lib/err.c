@@ -24,6 +24,7 @@ const char *err_message(int err)
 	case ERR_NO_AGENT: return "no rbscope agent in the process";
 	case ERR_AGENT_SILENT: return "the agent did not answer";
 	case ERR_AGENT: return "the agent reported an error";
+	case ERR_INJECT: return "--inject could not load the agent";
 	}
 	if (err < 0 && err > -ERR_BASE)
 		return strerror(-err);
@@ -41,8 +42,8 @@ const char *err_hint(int err)
 	case ERR_NO_PROCESS:
 		return "check the pid with `ps`";
 	case ERR_NO_AGENT:
-		return "load the agent in the app: `require \"rbscope\"`, or start it with RUBYOPT=-rrbscope "
-		       "(under bundle exec: RUBYOPT=-r/usr/local/share/rbscope/preload; see docs/agent.md)";
+		return "add --inject to load it into the running process now, or load it from boot: `require \"rbscope\"`, "
+		       "RUBYOPT=-rrbscope (under bundle exec: RUBYOPT=-r/usr/local/share/rbscope/preload); see docs/agent.md";
 	case ERR_AGENT_SILENT:
 		return "its main thread may be stuck in C code that never checks for interrupts";
 	}
@@ -69,6 +70,7 @@ int err_exit_code(int err)
 	case ERR_NO_AGENT:
 	case ERR_AGENT_SILENT: return EXIT_NO_AGENT;
 	case ERR_AGENT: return EXIT_AGENT;
+	case ERR_INJECT: return EXIT_INJECT;
 	case ERR_USAGE: return EXIT_USAGE;
 	case -EPIPE:
 	case -ENOSPC:

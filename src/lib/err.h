@@ -23,6 +23,7 @@ enum {
 	ERR_NO_AGENT = -(ERR_BASE + 20),    /* no agent socket for the process */
 	ERR_AGENT_SILENT = -(ERR_BASE + 21),/* the agent's socket accepted but nothing answered in time */
 	ERR_AGENT = -(ERR_BASE + 22),       /* the agent answered with an error (its text says which) */
+	ERR_INJECT = -(ERR_BASE + 23),      /* --inject did not load the agent (its message says why) */
 };
 
 /* Documented exit codes (README "Exit codes"). */
@@ -40,6 +41,7 @@ enum {
 	EXIT_UNREACHABLE = 10,
 	EXIT_NO_AGENT = 11,
 	EXIT_AGENT = 12,
+	EXIT_INJECT = 13,
 };
 
 const char *err_message(int err);

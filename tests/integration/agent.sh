@@ -265,7 +265,8 @@ plain=$!
 pids="$pids $plain"
 sleep 0.3
 "$RBSCOPE" backtraces -p $plain 2>"$work/e"; rc=$?
-check "agent: a Ruby without the gem: exit 11, with a hint" sh -c "test $rc = 11 && grep -q 'RUBYOPT=-rrbscope' '$work/e'"
+check "agent: a Ruby without the gem: exit 11, with a hint that names --inject and RUBYOPT" \
+	sh -c "test $rc = 11 && grep -q 'RUBYOPT=-rrbscope' '$work/e' && grep -q -- '--inject' '$work/e'"
 stop_ruby $plain
 "$RBSCOPE" trace -p 999999 -m Foo#bar 2>/dev/null; rc=$?
 check "agent: trace of no such pid: exit 3" test $rc = 3
@@ -314,12 +315,13 @@ if command -v puma >/dev/null && command -v wrk >/dev/null && ruby -e 'require "
 		sh -c "test $rc = 0 && grep -q ShopApp '$work/hpath'"
 	# A Sinatra route is a method Sinatra removes from its class and calls through an UnboundMethod: the profile
 	# names it ShopApp#GET /json, and trace -m takes that same name.
-	wrk -t2 -c8 -d3s "http://127.0.0.1:$hport/json" >>"$work/hwrk.out" 2>&1 &
+	wrk -t2 -c8 -d6s "http://127.0.0.1:$hport/json" >>"$work/hwrk.out" 2>&1 &
 	wpid=$!
+	sleep 0.3
+	"$RBSCOPE" record -p "${hworker:-0}" -r 200 -d 1 -f collapsed -o "$work/route.col" 2>/dev/null
 	"$RBSCOPE" trace -p "${hworker:-0}" -m 'ShopApp#GET /json' -d 2 >"$work/route.trace" 2>"$work/route.err"
 	# Four server threads interleave their calls: each call still prints on one line with its value.
 	"$RBSCOPE" trace -p "${hworker:-0}" -m 'ShopApp#GET /json(__source__)' -d 1 >"$work/route2.trace" 2>/dev/null
-	"$RBSCOPE" record -p "${hworker:-0}" -r 200 -d 1 -f collapsed -o "$work/route.col" 2>/dev/null
 	wait $wpid
 	check "agent: puma worker: trace -m 'ShopApp#GET /json', the name profiles give the route ($(grep -c '^ShopApp#GET /json <' "$work/route.trace") calls; $(grep -c 'ShopApp#GET /json' "$work/route.col") stacks; $(head -c 120 "$work/route.err"))" \
 		sh -c "test \$(grep -c '^ShopApp#GET /json <0\.[0-9]*>$' '$work/route.trace') -ge 10 && grep -q ';ShopApp#GET /json (' '$work/route.col'"
@@ -375,6 +377,20 @@ if command -v bundle >/dev/null && ruby -e 'require "sinatra/base"' 2>/dev/null;
 	check "bundler: no agent installed: the app boots anyway, with one warning ($(grep -c '^rbscope: the agent is not loaded' "$work/b4.out"))" \
 		sh -c "grep -q '^agent absent' '$work/b4.out' && test \$(grep -c '^rbscope: the agent is not loaded' '$work/b4.out') = 1"
 	stop_ruby $b4
+	# The same app started with nothing preloaded: --inject finds the gem (the process's GEM_PATH) and traces it.
+	printf 'require "sinatra/base"\nputs "ready"\n$stdout.flush\nloop { sleep 0.02 }\n' >"$work/bapp/app2.rb"
+	(cd "$work/bapp" && GEM_PATH="$gpath" exec bundle exec ruby app2.rb) >"$work/b5.out" 2>&1 &
+	b5=$!
+	pids="$pids $b5"
+	await_ready "$work/b5.out" $b5 100
+	"$RBSCOPE" trace -p $b5 --inject -m Kernel#sleep -d 1 >"$work/b5.trace" 2>"$work/b5.err"
+	rc=$?
+	check "bundler: an app booted with nothing preloaded: trace --inject loads the gem Bundler hides and traces it ($(grep -c '^Kernel#sleep <' "$work/b5.trace") calls; $(head -n 1 "$work/b5.err"))" \
+		sh -c "test $rc = 0 && test \$(grep -c '^Kernel#sleep <0\.0' '$work/b5.trace') -ge 10"
+	stop_ruby $b5
 else
 	skipped "bundler: bundle (ruby-bundler) or ruby-sinatra not installed"
 fi
+
+# --inject: the agent into processes that never loaded it.
+. "$top/tests/integration/inject.sh"

@@ -97,6 +97,26 @@ static void test_nested_and_pending(void **state)
 	free(text);
 }
 
+static void test_flush_older(void **state)
+{
+	(void)state;
+	char *text;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	struct trace_printer p;
+	trace_printer_init(&p, f, 0);
+	name(&p, 1, "Job#run");
+	call(&p, RING_CALL, 3, 1, 0, 1000, 0, "id=1");
+	call(&p, RING_CALL, 4, 1, 0, 5000, 0, "id=2");
+	/* the ring is idle: only the call made before 2000 is shown; the other keeps waiting for its return */
+	trace_printer_flush_older(&p, 2000);
+	fflush(f);
+	assert_string_equal(text, "-- thread 3\nJob#run(id=1)\n");
+	ret(&p, 4, 1, 0, 6000, 1000);
+	assert_string_equal(printed(&p, f, &text), "-- thread 3\nJob#run(id=1)\n-- thread 4\nJob#run(id=2) <0.000001>\n");
+	free(text);
+}
+
 static void test_bad_records(void **state)
 {
 	(void)state;
@@ -150,6 +170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interleaved_threads),
 		cmocka_unit_test(test_nested_and_pending),
+		cmocka_unit_test(test_flush_older),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_many_threads),
 	};

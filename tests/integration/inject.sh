@@ -1,0 +1,146 @@
+# inject.sh: --inject, the agent loaded into Ruby processes that never required it (sourced by agent.sh, after the
+# gem is built and installed in the chroots). Each target parks threads in every wait Ruby has, counts a trapped
+# SIGUSR1 and checksums a CPU loop (ruby/inject-target.rb): after the injection each wait returns what it was fed,
+# on time, with no Errno::EINTR, the checksum holds and every signal is counted once.
+it=$top/tests/integration/ruby/inject-target.rb
+agent_dirs="$top/lib:$ext"
+
+# start_target NAME MODE [CHROOT]: inject-target.rb, fed from a fifo on fd 10+; sets tpid and tfifo.
+start_target() {
+	local name=$1 mode=$2 root=${3:-}
+	tfifo=$work/$name.in
+	rm -f "$tfifo" && mkfifo "$tfifo"
+	if [ -z "$root" ]; then
+		ruby "$it" "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
+	else
+		cp "$it" "$root/tmp/rbscope-it/"
+		chroot "$root" ruby /tmp/rbscope-it/inject-target.rb "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
+	fi
+	tpid=$!
+	pids="$pids $tpid"
+	# keep the fifo open for writing until fed (a reader would see EOF otherwise)
+	eval "exec {fd_$name}>'$tfifo'"
+	await_ready "$work/$name.out" $tpid
+}
+# feed NAME: wake every parked thread; wait for the report.
+feed() {
+	local fd
+	eval "fd=\$fd_$1"
+	echo feed >&"$fd"
+	eval "exec $fd>&-"
+	for _ in $(seq 100); do grep -q '^errors' "$work/$1.out" && break; sleep 0.1; done
+}
+# target_ok NAME WHAT: the report says every wait got what it was fed, on time, and nothing raised EINTR.
+target_ok() {
+	local out=$work/$1.out
+	check "inject: $2: every parked thread woke with what it was fed, on time, no EINTR ($(grep -E '^(results|checksum|errors)' "$out" | tr '\n' ' '))" \
+		sh -c "grep -q -E '^results cv 3\\.[0-4], lock ok, pop item, read hello, select ok, sleep 4\\.[0-5]\$' '$out' &&
+			grep -q -E '^checksum (ok|none) ' '$out' && grep -q '^errors none\$' '$out'"
+}
+ruby_threads() { "$RBSCOPE" snapshot -p "$1" 2>/dev/null | grep -c '^Thread'; }
+
+# A busy process (a CPU loop in main), SIGUSR1 sent all through the injection.
+if start_target busy busy; then
+	before=$(ruby_threads $tpid)
+	( for _ in $(seq 40); do kill -USR1 $tpid; sleep 0.025; done ) &
+	storm=$!
+	t0=$(date +%s%N)
+	"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >"$work/inj.bt" 2>"$work/inj.err"
+	rc=$?
+	t1=$(date +%s%N)
+	wait $storm
+	check "inject: busy ruby 3.1: backtraces --inject loads the agent and answers ($(( (t1 - t0) / 1000000 )) ms; $(tail -n 1 "$work/inj.err"))" \
+		sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt' && grep -q 'inject-target.rb:[0-9]*:in' '$work/inj.bt'"
+	"$RBSCOPE" gcstat -p $tpid --inject --agent "$agent_dirs" >"$work/inj.gc" 2>"$work/inj.err2"
+	rc=$?
+	check "inject: a second --inject finds the agent there and loads nothing" \
+		sh -c "test $rc = 0 && grep -q '^  count' '$work/inj.gc' && ! grep -q 'agent loaded' '$work/inj.err2'"
+	# (the agent's own serving thread lives while a client is connected: give both a moment to end)
+	for _ in $(seq 30); do after=$(ruby_threads $tpid); [ "$after" = "$before" ] && break; sleep 0.1; done
+	check "inject: the loader's Ruby thread is gone once the agent is in ($before Ruby threads before, $after after)" \
+		test "$before" = "$after"
+	check "inject: the process's stderr says once who loaded the agent and when" \
+		test "$(grep -c '^rbscope: agent loaded into process [0-9]* by rbscope --inject (uid [0-9]*, pid [0-9]*) at ' "$work/busy.out")" = 1
+	feed busy
+	target_ok busy "busy ruby 3.1"
+	check "inject: busy ruby 3.1: the CPU loop's checksum holds, and 40 SIGUSR1 counted 40 ($(grep -E '^(checksum|usr1)' "$work/busy.out" | tr '\n' ' '))" \
+		sh -c "grep -q '^checksum ok' '$work/busy.out' && grep -q '^usr1 40\$' '$work/busy.out'"
+fi
+
+# An idle process (every thread parked): the job still runs at once; then 100 more --inject calls change nothing.
+if start_target idle idle; then
+	fds=$(ls /proc/$tpid/fd | wc -l)
+	"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >/dev/null 2>"$work/inj.err"
+	rc=$?
+	check "inject: idle ruby 3.1: --inject loads the agent ($(tail -n 1 "$work/inj.err"))" test $rc = 0
+	fds1=$(ls /proc/$tpid/fd | wc -l)
+	bad=0
+	for _ in $(seq 100); do "$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >/dev/null 2>&1 || bad=$((bad + 1)); done
+	fds2=$(ls /proc/$tpid/fd | wc -l)
+	check "inject: 100 more --inject into one process: all answer, its fds stay put ($bad failed; fds $fds, $fds1 with the agent, $fds2 after)" \
+		sh -c "test $bad = 0 && test $fds1 = $fds2"
+	feed idle
+	target_ok idle "idle ruby 3.1, after 101 injections"
+fi
+
+# rbscope killed at each step of an injection: the target lives on, its waits unharmed; a later --inject works.
+for s in 1 2 3 4 5 6; do
+	start_target kill$s idle || continue
+	# (in a shell of its own, which reports the kill to /dev/null rather than to the test's output)
+	RBSCOPE_TEST_INJECT_KILL_AT=$s bash -c '"$0" backtraces -p $1 --inject --agent "$2"; exit $?' "$RBSCOPE" $tpid "$agent_dirs" \
+		>/dev/null 2>&1
+	killed=$?
+	alive=0
+	kill -0 $tpid 2>/dev/null && alive=1
+	"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >/dev/null 2>"$work/kill$s.err"
+	rc=$?
+	check "inject: rbscope killed at step $s of 6 (exit $killed): the target lives, a later --inject loads the agent ($(tail -n 1 "$work/kill$s.err"))" \
+		sh -c "test $killed = 137 && test $alive = 1 && test $rc = 0"
+	feed kill$s
+	target_ok kill$s "killed at step $s"
+done
+
+# Refusals: one line, a distinct exit, nothing written.
+RBSCOPE_DISABLE_ATTACH=1 ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/optout.out" 2>&1 &
+op=$!
+pids="$pids $op"
+await_ready "$work/optout.out" $op
+"$RBSCOPE" backtraces -p $op --inject --agent "$agent_dirs" 2>"$work/e"
+rc=$?
+check "inject: RBSCOPE_DISABLE_ATTACH=1 in the process's environment: refused, exit 13, one line ($(head -n 1 "$work/e"))" \
+	sh -c "test $rc = 13 && grep -q 'forbids it (RBSCOPE_DISABLE_ATTACH=1' '$work/e' && test \$(wc -l <'$work/e') = 1"
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$RBSCOPE" backtraces -p $op --inject 2>"$work/e"
+	rc=$?
+	check "inject: as another user (nobody): exit 4, with the permission hint ($(head -n 1 "$work/e"))" \
+		sh -c "test $rc = 4 && grep -q 'CAP_SYS_PTRACE' '$work/e'"
+fi
+stop_ruby $op
+
+# Ruby 3.3 and 3.4 (chroots, the gem installed there by agent.sh): found without --agent, busy and idle.
+for ver in 3.3 3.4; do
+	root=$("$top/scripts/ruby-chroot" $ver 2>/dev/null) || { skipped "inject: ruby $ver: no chroot"; continue; }
+	for mode in busy idle; do
+		name=r${ver%%.*}${ver##*.}$mode
+		start_target $name $mode "$root" || continue
+		"$RBSCOPE" backtraces -p $tpid --inject >"$work/inj.bt" 2>"$work/inj.err"
+		rc=$?
+		check "inject: $mode ruby $ver: the gem installed for it found and loaded ($(tail -n 1 "$work/inj.err"))" \
+			sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt'"
+		feed $name
+		target_ok $name "$mode ruby $ver"
+	done
+	# The host's 3.1 build offered to a 3.3 or 3.4 process: refused before anything is written.
+	mkdir -p "$root/tmp/rbscope-it/agent31/rbscope" && cp -r "$top/lib/." "$root/tmp/rbscope-it/agent31/" &&
+		cp "$ext/rbscope/rbscope.so" "$root/tmp/rbscope-it/agent31/rbscope/"
+	chroot "$root" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/mm.out" 2>&1 &
+	mm=$!
+	pids="$pids $mm"
+	await_ready "$work/mm.out" $mm
+	maps0=$(wc -l </proc/$mm/maps)
+	"$RBSCOPE" backtraces -p $mm --inject --agent /tmp/rbscope-it/agent31 2>"$work/e"
+	rc=$?
+	check "inject: ruby $ver offered an agent built for 3.1: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
+		sh -c "test $rc = 13 && grep -q 'built for libruby-3.1' '$work/e' && test \$(wc -l </proc/$mm/maps) = $maps0"
+	stop_ruby $mm
+done
