@@ -42,7 +42,12 @@ ruby_threads() { "$RBSCOPE" snapshot -p "$1" 2>/dev/null | grep -c '^Thread'; }
 # A busy process (a CPU loop in main), SIGUSR1 sent all through the injection.
 if start_target busy busy; then
 	before=$(ruby_threads $tpid)
-	( for _ in $(seq 40); do kill -USR1 $tpid; sleep 0.025; done ) &
+	( for i in $(seq 40); do
+		kill -USR1 $tpid
+		[ $((i % 2)) = 0 ] && kill -URG $tpid
+		[ $((i % 4)) = 0 ] && kill -PROF $tpid
+		sleep 0.025
+	done ) &
 	storm=$!
 	t0=$(date +%s%N)
 	"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >"$work/inj.bt" 2>"$work/inj.err"
@@ -63,9 +68,32 @@ if start_target busy busy; then
 		test "$(grep -c '^rbscope: agent loaded into process [0-9]* by rbscope --inject (uid [0-9]*, pid [0-9]*) at ' "$work/busy.out")" = 1
 	feed busy
 	target_ok busy "busy ruby 3.1"
-	check "inject: busy ruby 3.1: the CPU loop's checksum holds, and 40 SIGUSR1 counted 40 ($(grep -E '^(checksum|usr1)' "$work/busy.out" | tr '\n' ' '))" \
-		sh -c "grep -q '^checksum ok' '$work/busy.out' && grep -q '^usr1 40\$' '$work/busy.out'"
+	check "inject: busy ruby 3.1: the CPU loop's checksum holds; 40 SIGUSR1, 20 SIGURG, 10 SIGPROF sent during the injection counted once each ($(grep -E '^(checksum|usr1|urg|prof)' "$work/busy.out" | tr '\n' ' '))" \
+		sh -c "grep -q '^checksum ok' '$work/busy.out' && grep -q '^usr1 40\$' '$work/busy.out' &&
+			grep -q '^urg 20\$' '$work/busy.out' && grep -q '^prof 10\$' '$work/busy.out'"
 fi
+
+# An allocation-heavy process (the GC runs all through the injection).
+if start_target alloc alloc; then
+	"$RBSCOPE" gcstat -p $tpid --inject --agent "$agent_dirs" >"$work/inj.gc" 2>"$work/inj.err"
+	rc=$?
+	check "inject: allocating ruby 3.1 (GC all the time): --inject loads the agent ($(tail -n 1 "$work/inj.err"))" \
+		sh -c "test $rc = 0 && grep -q '^  count' '$work/inj.gc'"
+	feed alloc
+	target_ok alloc "allocating ruby 3.1"
+fi
+
+# A single-threaded CPU loop has no parked thread to borrow: refused in one line, untouched.
+ruby -e 'puts "ready"; $stdout.flush; i = 0; loop { i += 1 }' >"$work/spin.out" 2>&1 &
+spin=$!
+pids="$pids $spin"
+if await_ready "$work/spin.out" $spin; then
+	"$RBSCOPE" backtraces -p $spin --inject --agent "$agent_dirs" 2>"$work/e"
+	rc=$?
+	check "inject: a single-threaded CPU loop (nothing parked to borrow): exit 13, one line, the process runs on ($(head -c 120 "$work/e"))" \
+		sh -c "test $rc = 13 && grep -q 'no Ruby thread' '$work/e' && kill -0 $spin"
+fi
+stop_ruby $spin
 
 # An idle process (every thread parked): the job still runs at once; then 100 more --inject calls change nothing.
 if start_target idle idle; then
@@ -100,6 +128,25 @@ for s in 1 2 3 4 5 6; do
 	target_ok kill$s "killed at step $s"
 done
 
+# A process in its own pid and mount namespaces (unshare), injected from the host.
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+	tfifo=$work/ns.in
+	rm -f "$tfifo" && mkfifo "$tfifo"
+	unshare --pid --fork --mount-proc ruby "$it" idle <"$tfifo" >"$work/ns.out" 2>&1 &
+	nsparent=$!
+	pids="$pids $nsparent"
+	exec {fd_ns}>"$tfifo"
+	if await_ready "$work/ns.out" $nsparent; then
+		nspid=$(pgrep -P $nsparent | head -n 1)
+		"$RBSCOPE" backtraces -p "${nspid:-0}" --inject --agent "$agent_dirs" >"$work/inj.bt" 2>"$work/inj.err"
+		rc=$?
+		check "inject: a process in its own pid namespace (pid 1 there), from the host ($(tail -n 1 "$work/inj.err"))" \
+			sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt'"
+		feed ns
+		target_ok ns "pid namespace"
+	fi
+fi
+
 # Refusals: one line, a distinct exit, nothing written.
 RBSCOPE_DISABLE_ATTACH=1 ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/optout.out" 2>&1 &
 op=$!
@@ -117,9 +164,17 @@ if command -v setpriv >/dev/null; then
 fi
 stop_ruby $op
 
-# Ruby 3.3 and 3.4 (chroots, the gem installed there by agent.sh): found without --agent, busy and idle.
-for ver in 3.3 3.4; do
+# Ruby 2.7 (glibc 2.31), 3.3 and 3.4 (chroots; agent.sh installed the gem in the last two, 2.7's is installed
+# here): found without --agent, busy and idle.
+for ver in 2.7 3.3 3.4; do
 	root=$("$top/scripts/ruby-chroot" $ver 2>/dev/null) || { skipped "inject: ruby $ver: no chroot"; continue; }
+	if [ $ver = 2.7 ]; then
+		mkdir -p "$root/tmp/rbscope-it" && cp "$gem" "$root/tmp/rbscope-it/"
+		chroot "$root" gem install --local --no-document /tmp/rbscope-it/rbscope.gem >"$work/gem-$ver.log" 2>&1
+		rc=$?
+		check "gem: builds and installs offline in ruby $ver$([ $rc = 0 ] || tail -c 300 "$work/gem-$ver.log")" test $rc = 0
+		[ $rc = 0 ] || continue
+	fi
 	for mode in busy idle; do
 		name=r${ver%%.*}${ver##*.}$mode
 		start_target $name $mode "$root" || continue
@@ -130,6 +185,20 @@ for ver in 3.3 3.4; do
 		feed $name
 		target_ok $name "$mode ruby $ver"
 	done
+	# Only lock sleepers parked, main busy: from 3.3 on, the job is flagged by a helper thread for main.
+	if [ $ver != 2.7 ]; then
+		cp "$top/tests/integration/ruby/inject-futex.rb" "$root/tmp/rbscope-it/"
+		chroot "$root" ruby /tmp/rbscope-it/inject-futex.rb >"$work/futex.out" 2>&1 &
+		fx=$!
+		pids="$pids $fx"
+		if await_ready "$work/futex.out" $fx; then
+			"$RBSCOPE" backtraces -p $fx --inject >/dev/null 2>"$work/inj.err"
+			rc=$?
+			check "inject: ruby $ver, only lock sleepers parked and main busy: a helper thread flags the job ($(tail -n 1 "$work/inj.err"))" \
+				sh -c "test $rc = 0 && grep -q 'flagged by a helper thread' '$work/inj.err'"
+		fi
+		stop_ruby $fx
+	fi
 	# The host's 3.1 build offered to a 3.3 or 3.4 process: refused before anything is written.
 	mkdir -p "$root/tmp/rbscope-it/agent31/rbscope" && cp -r "$top/lib/." "$root/tmp/rbscope-it/agent31/" &&
 		cp "$ext/rbscope/rbscope.so" "$root/tmp/rbscope-it/agent31/rbscope/"

@@ -1,14 +1,19 @@
 # inject-target.rb MODE: a process for `--inject` to load the agent into (tests/integration/agent.sh). MODE busy: the
-# main thread counts in a CPU loop; idle: it sleeps. Either way threads park in every wait Ruby has (sleep, IO#read on
-# a pipe, Queue#pop, Mutex#lock, ConditionVariable#wait with a timeout, IO.select), SIGUSR1 is trapped and counted.
+# main thread counts in a CPU loop; alloc: it allocates strings and arrays (the GC runs all the time); idle: it sleeps. Either way threads park in every wait Ruby has (sleep, IO#read on
+# a pipe, Queue#pop, Mutex#lock, ConditionVariable#wait with a timeout, IO.select); SIGUSR1, SIGURG (which
+# rbtrace uses) and SIGPROF (stackprof's) are trapped and counted.
 # "feed" on stdin wakes them all; the process then prints what each got, how long the timed waits took, the loop's
-# checksum against its closed form, the SIGUSR1 count and any Errno::EINTR, and exits.
+# checksum against its closed form, the signal counts and any Errno::EINTR, and exits.
 $stdout.sync = true
 mode = ARGV[0] || "busy"
 results = Queue.new
 errors = Queue.new
 usr1 = 0
+urg = 0
+prof = 0
 trap("USR1") { usr1 += 1 }
+trap("URG") { urg += 1 }
+trap("PROF") { prof += 1 }
 r, w = IO.pipe
 sr, sw = IO.pipe
 q = Queue.new
@@ -43,6 +48,14 @@ if mode == "busy"
     sum = (sum + count * count) & 0xffffffff
     count += 1
   end
+elsif mode == "alloc"
+  kept = []
+  until fed
+    kept << Array.new(50) { |k| "item #{k} #{count}" }
+    kept.shift if kept.size > 2000
+    count += 1
+  end
+  count = 0 # no checksum for this one
 else
   sleep 0.05 until fed
 end
@@ -53,4 +66,6 @@ expect = ((count - 1) * count * (2 * count - 1) / 6) & 0xffffffff
 puts "results #{Array.new(results.size) { results.pop }.sort.join(', ')}"
 puts "checksum #{count > 0 && sum == expect ? 'ok' : (mode == 'busy' ? 'bad' : 'none')} (#{count} iterations)"
 puts "usr1 #{usr1}"
+puts "urg #{urg}"
+puts "prof #{prof}"
 puts "errors #{errors.empty? ? 'none' : Array.new(errors.size) { errors.pop }.join(', ')}"
