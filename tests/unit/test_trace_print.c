@@ -47,6 +47,15 @@ static int ret(struct trace_printer *p, uint32_t tid, uint32_t id, uint32_t dept
 	return trace_printer_rec(p, &s->r);
 }
 
+/* A printer writing into a memory stream. */
+static FILE *start(struct trace_printer *p, char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+	assert_non_null(f);
+	trace_printer_init(p, f, 0);
+	return f;
+}
+
 static char *printed(struct trace_printer *p, FILE *f, char **text)
 {
 	trace_printer_flush(p);
@@ -60,9 +69,8 @@ static void test_interleaved_threads(void **state)
 	(void)state;
 	char *text;
 	size_t len;
-	FILE *f = open_memstream(&text, &len);
 	struct trace_printer p;
-	trace_printer_init(&p, f, 0);
+	FILE *f = start(&p, &text, &len);
 	assert_int_equal(name(&p, 1, "Shop#price"), 0);
 	assert_int_equal(name(&p, 2, "Shop#tax"), 0);
 	/* thread 10 calls price(3), thread 20 calls tax(5) before price returns; each return then comes */
@@ -80,9 +88,8 @@ static void test_nested_and_pending(void **state)
 	(void)state;
 	char *text;
 	size_t len;
-	FILE *f = open_memstream(&text, &len);
 	struct trace_printer p;
-	trace_printer_init(&p, f, 0);
+	FILE *f = start(&p, &text, &len);
 	name(&p, 1, "A#outer");
 	name(&p, 2, "A#inner");
 	/* outer has a traced call inside: its own line, then inner on one line, then outer's return */
@@ -102,9 +109,8 @@ static void test_flush_older(void **state)
 	(void)state;
 	char *text;
 	size_t len;
-	FILE *f = open_memstream(&text, &len);
 	struct trace_printer p;
-	trace_printer_init(&p, f, 0);
+	FILE *f = start(&p, &text, &len);
 	name(&p, 1, "Job#run");
 	call(&p, RING_CALL, 3, 1, 0, 1000, 0, "id=1");
 	call(&p, RING_CALL, 4, 1, 0, 5000, 0, "id=2");
@@ -122,9 +128,8 @@ static void test_bad_records(void **state)
 	(void)state;
 	char *text;
 	size_t len;
-	FILE *f = open_memstream(&text, &len);
 	struct trace_printer p;
-	trace_printer_init(&p, f, 0);
+	FILE *f = start(&p, &text, &len);
 	/* a call whose text runs past its record, a name too short for itself: refused, not read past */
 	struct ring_call *c = (struct ring_call *)rec.b;
 	memset(c, 0, sizeof(*c));
@@ -147,9 +152,8 @@ static void test_many_threads(void **state)
 	(void)state;
 	char *text;
 	size_t len;
-	FILE *f = open_memstream(&text, &len);
 	struct trace_printer p;
-	trace_printer_init(&p, f, 0);
+	FILE *f = start(&p, &text, &len);
 	name(&p, 1, "W#run");
 	/* more threads with a call held than it keeps: the oldest are printed, every call printed once */
 	for (uint32_t t = 1; t <= 300; t++)
