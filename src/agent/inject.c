@@ -201,8 +201,14 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 	pathf(api, sizeof(api), "%d.%d.0", major, minor);
 	if (o->agent) {
 		/* colon-separated; the one holding rbscope.rb is lib, the one holding rbscope/rbscope.so the extension */
-		char *dirs = strdup(o->agent), *save = NULL;
+		char *dirs = strdup(o->agent), *save = NULL, cwd[PATH_MAX], abs[PATH_MAX * 2];
+		if (!getcwd(cwd, sizeof(cwd)))
+			cwd[0] = '\0';
 		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			if (d[0] != '/' && cwd[0]) { /* relative: to rbscope's own directory */
+				pathf(abs, sizeof(abs), "%s/%s", cwd, d);
+				d = abs;
+			}
 			char p[PATH_MAX + 32];
 			pathf(p, sizeof(p), "%s/rbscope.rb", d);
 			if (exists(t->root, p))

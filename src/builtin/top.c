@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,36 @@ static int term_lines(void)
 	return ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 ? ws.ws_row : 0;
 }
 
+/* Columns on the terminal, or 0 when standard output is not one. */
+static int term_cols(void)
+{
+	struct winsize ws;
+	return ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 0;
+}
+
+/*
+ * One line of the table: on a terminal, cut to its width (at a UTF-8
+ * character's start), so that a long label never wraps and scrolls the
+ * header off the screen.
+ */
+static void line(int cols, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(int cols, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+	if (cols > 1 && len > (size_t)cols - 1) {
+		len = (size_t)cols - 1;
+		while (len && ((unsigned char)buf[len] & 0xc0) == 0x80)
+			len--;
+	}
+	fwrite(buf, 1, len, stdout);
+	fputc('\n', stdout);
+}
+
 static int write_table(struct window *w, struct ruby_target *t, const struct view *v, int pid, double window)
 {
 	struct profile merged;
@@ -62,18 +93,20 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	time_t now = time(NULL);
 	char when[32];
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-	printf("rbscope top - pid %d - ruby %s - %s - %llu samples, window %.0f s - by %s - %s\n", pid, t->version,
-	       when, (unsigned long long)total, window, v->by_total ? "total" : "self",
-	       v->on_cpu ? "on-CPU samples" : "all samples");
+	int cols = v->tty ? term_cols() : 0;
+	/* what the view is first: a narrow terminal cuts the end of the line */
+	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s - %s", pid,
+	     v->by_total ? "total" : "self", v->on_cpu ? "on-CPU samples" : "all samples", (unsigned long long)total,
+	     window, t->version, when);
 	if (v->tty)
-		printf("keys: s sort by self, t by total, c %s, q quit\n", v->on_cpu ? "all samples" : "on-CPU only");
-	printf("%8s %8s %10s %10s  %s\n", "% self", "% total", "self", "total", "function");
+		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->on_cpu ? "all samples" : "on-CPU only");
+	line(cols, "%8s %8s %10s %10s  %s", "% self", "% total", "self", "total", "function");
 	char label[1024];
 	for (uint32_t i = 0; i < n && i < (uint64_t)show && total; i++) {
 		summary_label(&merged, &rows[i], 0, label, sizeof(label));
-		printf("%7.2f%% %7.2f%% %10llu %10llu  %s\n", 100.0 * (double)rows[i].self / (double)total,
-		       100.0 * (double)rows[i].total / (double)total, (unsigned long long)rows[i].self,
-		       (unsigned long long)rows[i].total, label);
+		line(cols, "%7.2f%% %7.2f%% %10llu %10llu  %s", 100.0 * (double)rows[i].self / (double)total,
+		     100.0 * (double)rows[i].total / (double)total, (unsigned long long)rows[i].self,
+		     (unsigned long long)rows[i].total, label);
 	}
 	if (n > (uint64_t)show && !v->tty)
 		printf("(%llu more)\n", (unsigned long long)(n - (uint64_t)show));

@@ -115,11 +115,12 @@ screen_until() {
 }
 if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 	sock="$work/tmux.sock"
-	tmux -S "$sock" new-session -d -s top -x 120 -y 15 "$RBSCOPE top -p $pid -i 0.3"
+	# 80 columns: narrower than its longest rows (labels with their paths), which must be cut, not wrapped
+	tmux -S "$sock" new-session -d -s top -x 80 -y 15 "$RBSCOPE top -p $pid -i 0.3"
 	# (a live view: its first refreshes may rank on a handful of samples; wait for the picture to settle)
 	screen_until "$work/top1.txt" "sed -n 4p '$work/top1.txt' | grep -q 'Kernel#sleep'"
-	check "top in a 15-line terminal: the header first, then the busiest rows, nothing past the screen ($(sed -n 4p "$work/top1.txt" | tr -s ' '))" \
-		sh -c "head -n 1 '$work/top1.txt' | grep -q '^rbscope top - pid $pid .* - by self - all samples' &&
+	check "top in a 15x80 terminal: the header first, then the busiest rows, long rows cut, nothing past the screen ($(sed -n 4p "$work/top1.txt" | tr -s ' '))" \
+		sh -c "head -n 1 '$work/top1.txt' | grep -q '^rbscope top - pid $pid - by self - all samples' &&
 			sed -n 4p '$work/top1.txt' | grep -q 'Kernel#sleep' && test \$(grep -c '%' '$work/top1.txt') -le 12"
 	tmux -S "$sock" send-keys -t top t
 	screen_until "$work/top2.txt" "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' && sed -n 4p '$work/top2.txt' | grep -q 'block in <main>'"
