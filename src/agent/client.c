@@ -2,6 +2,7 @@
 #include "client.h"
 #include "proto.h"
 #include "../lib/err.h"
+#include "../proc/task.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,26 +40,10 @@ static int proc_ids(pid_t pid, uid_t *euid, pid_t *nspid)
 	return have_uid ? 0 : ERR_NO_PROCESS;
 }
 
-/* XDG_RUNTIME_DIR from the process's environment at its start, if any. */
+/* XDG_RUNTIME_DIR from the process's environment at its start, if any (and not empty). */
 static int proc_runtime_dir(pid_t pid, char *buf, size_t cap)
 {
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/environ", (int)pid);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	static char env[65536];
-	ssize_t n = read(fd, env, sizeof(env) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	env[n] = 0;
-	for (char *s = env; s < env + n; s += strlen(s) + 1)
-		if (!strncmp(s, "XDG_RUNTIME_DIR=", 16) && s[16] && strlen(s + 16) < cap) {
-			strcpy(buf, s + 16);
-			return 0;
-		}
-	return -1;
+	return task_environ(pid, "XDG_RUNTIME_DIR", buf, cap) == 0 && buf[0] ? 0 : -1;
 }
 
 /* dir (seen from the process's root) is a directory of uid, closed to others, not a link. */

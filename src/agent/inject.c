@@ -23,6 +23,7 @@
 #include "../lib/buf.h"
 #include "../lib/err.h"
 #include "../proc/hijack.h"
+#include "../proc/task.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
 #include "boot.h"
@@ -60,30 +61,6 @@ static int fail(char *msg, size_t cap, int err, const char *fmt, ...)
 	vsnprintf(msg, cap, fmt, ap);
 	va_end(ap);
 	return err;
-}
-
-/* The value of NAME in pid's environment, copied into buf; NULL if it has none. */
-static const char *environ_get(pid_t pid, const char *name, char *buf, size_t cap)
-{
-	char path[64];
-	pathf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	size_t n = strlen(name);
-	const char *found = NULL;
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
-	while (!found && (len = getdelim(&line, &lcap, '\0', f)) > 0) {
-		if (!strncmp(line, name, n) && line[n] == '=') {
-			pathf(buf, cap, "%s", line + n + 1);
-			found = buf;
-		}
-	}
-	free(line);
-	fclose(f);
-	return found;
 }
 
 static int exists(const char *root, const char *path)
@@ -231,9 +208,9 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 		const char *candidates[16];
 		int n = 0;
 		static char bufs[6][PATH_MAX];
-		if (environ_get(t->pid, "GEM_HOME", bufs[0], sizeof(bufs[0])))
+		if (!task_environ(t->pid, "GEM_HOME", bufs[0], sizeof(bufs[0])))
 			candidates[n++] = bufs[0];
-		if (environ_get(t->pid, "GEM_PATH", env, sizeof(env))) {
+		if (!task_environ(t->pid, "GEM_PATH", env, sizeof(env))) {
 			char *save = NULL;
 			for (char *d = strtok_r(env, ":", &save); d && n < 4; d = strtok_r(NULL, ":", &save)) {
 				pathf(bufs[n], sizeof(bufs[n]), "%s", d);
@@ -246,7 +223,7 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 		pathf(defaults[k++], PATH_MAX, "/var/lib/gems/%s", api);
 		pathf(defaults[k++], PATH_MAX, "/usr/local/lib/ruby/gems/%s", api);
 		pathf(defaults[k++], PATH_MAX, "/usr/lib/ruby/gems/%s", api);
-		if (environ_get(t->pid, "HOME", home, sizeof(home))) {
+		if (!task_environ(t->pid, "HOME", home, sizeof(home))) {
 			pathf(defaults[k++], PATH_MAX, "%s/.local/share/gem/ruby/%s", home, api);
 			pathf(defaults[k++], PATH_MAX, "%s/.gem/ruby/%s", home, api);
 		}
@@ -285,55 +262,46 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 	return 0;
 }
 
+/* A symbol to resolve and where its runtime address goes (0 when the file has no such symbol). */
+struct sym {
+	const char *name;
+	uint64_t *addr;
+};
+
 /*
- * Open a mapped file by its path in maps: through the process's root, or, when
- * that does not hold it, as it is (maps shows a chrooted process's files by
- * their path from our root).
+ * The runtime addresses of syms in the target's file path (its maps path),
+ * the file opened once: loaded at bias, or, when start is not 0, with its
+ * first page mapped at start. 0, or -1 when the file does not open.
  */
-static int open_mapped(const struct ruby_target *t, const char *path, struct elf_file *ef)
+static int resolve(const struct ruby_target *t, const char *path, uint64_t start, uint64_t bias, const struct sym *syms,
+		   int n)
 {
-	char full[PATH_MAX * 2];
-	pathf(full, sizeof(full), "%s%s", t->root, path);
-	int err = elf_open(full, ef);
-	return err == -ENOENT ? elf_open(path, ef) : err;
+	struct elf_file ef;
+	if (ruby_target_open_elf(t, path, &ef))
+		return -1;
+	if (start)
+		bias = start - ef.base_vaddr;
+	for (int i = 0; i < n; i++) {
+		uint64_t value = 0, size;
+		*syms[i].addr = !elf_lookup(&ef, syms[i].name, &value, &size) && value ? value + bias : 0;
+	}
+	elf_close(&ef);
+	return 0;
 }
 
-/* The runtime address of a dynamic symbol of the mapped object whose path ends in one of tails. */
-static uint64_t symbol_in(const struct ruby_target *t, const char *const *tails, const char *name)
+/* The first page's mapping of the first object whose file name starts with one of prefixes, or NULL. */
+static const struct map_entry *mapped(const struct ruby_target *t, const char *const *prefixes)
 {
 	for (int i = 0; i < t->maps.n; i++) {
 		const struct map_entry *m = &t->maps.v[i];
 		const char *base = strrchr(m->path, '/');
 		if (!base || m->offset)
 			continue;
-		base++;
-		int match = 0;
-		for (const char *const *s = tails; *s && !match; s++)
-			match = !strncmp(base, *s, strlen(*s));
-		if (!match)
-			continue;
-		struct elf_file ef;
-		if (open_mapped(t, m->path, &ef))
-			continue;
-		uint64_t value = 0, size;
-		int found = !elf_lookup(&ef, name, &value, &size) && value;
-		uint64_t bias = m->start - ef.base_vaddr;
-		elf_close(&ef);
-		if (found)
-			return value + bias;
+		for (const char *const *p = prefixes; *p; p++)
+			if (!strncmp(base + 1, *p, strlen(*p)))
+				return m;
 	}
-	return 0;
-}
-
-static uint64_t ruby_symbol(const struct ruby_target *t, const char *name)
-{
-	struct elf_file ef;
-	if (open_mapped(t, t->lib_path, &ef))
-		return 0;
-	uint64_t value = 0, size;
-	int found = !elf_lookup(&ef, name, &value, &size) && value;
-	elf_close(&ef);
-	return found ? value + t->bias : 0;
+	return NULL;
 }
 
 enum wait_kind { WAIT_NONE, WAIT_IO, WAIT_SLEEP };
@@ -484,7 +452,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 		return 1;
 	}
 	char v[64];
-	if (environ_get(pid, "RBSCOPE_DISABLE_ATTACH", v, sizeof(v)) && v[0] && strcmp(v, "0"))
+	if (!task_environ(pid, "RBSCOPE_DISABLE_ATTACH", v, sizeof(v)) && v[0] && strcmp(v, "0"))
 		return fail(msg, cap, ERR_INJECT, "process %d forbids it (RBSCOPE_DISABLE_ATTACH=%s in its environment)",
 			    (int)pid, v);
 	struct ruby_target t;
@@ -503,13 +471,12 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 	/* Ruby's C API, and libc's pthread_create for a helper thread */
 	struct boot b = { .magic = BOOT_MAGIC };
-	b.preregister = ruby_symbol(&t, "rb_postponed_job_preregister");
-	b.trigger = ruby_symbol(&t, "rb_postponed_job_trigger");
-	b.register_one = ruby_symbol(&t, "rb_postponed_job_register_one");
-	b.thread_create = ruby_symbol(&t, "rb_thread_create");
-	b.str_new_cstr = ruby_symbol(&t, "rb_str_new_cstr");
-	b.gv_set = ruby_symbol(&t, "rb_gv_set");
-	b.load_protect = ruby_symbol(&t, "rb_load_protect");
+	const struct sym api[] = {
+		{ "rb_postponed_job_preregister", &b.preregister }, { "rb_postponed_job_trigger", &b.trigger },
+		{ "rb_postponed_job_register_one", &b.register_one }, { "rb_thread_create", &b.thread_create },
+		{ "rb_str_new_cstr", &b.str_new_cstr }, { "rb_gv_set", &b.gv_set }, { "rb_load_protect", &b.load_protect },
+	};
+	resolve(&t, t.lib_path, 0, t.bias, api, (int)(sizeof(api) / sizeof(api[0])));
 	if (!b.preregister || !b.trigger)
 		b.preregister = b.trigger = 0;
 	if ((!b.trigger && !b.register_one) || !b.thread_create || !b.str_new_cstr || !b.gv_set || !b.load_protect) {
@@ -529,14 +496,14 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 	if (kind == WAIT_SLEEP) {
 		/* Its own interrupt flag would wait for its wake-up: a helper thread flags the running thread's. */
-		static const char *const libs[] = { "libpthread.so", "libpthread-", NULL };
+		static const char *const libpthread[] = { "libpthread.so", "libpthread-", NULL };
 		static const char *const libc[] = { "libc.so", "libc-", NULL };
-		b.pthread_create = symbol_in(&t, libs, "pthread_create");
-		b.pthread_detach = symbol_in(&t, libs, "pthread_detach");
-		if (!b.pthread_create || !b.pthread_detach) {
-			b.pthread_create = symbol_in(&t, libc, "pthread_create");
-			b.pthread_detach = symbol_in(&t, libc, "pthread_detach");
-		}
+		const struct sym threads[] = { { "pthread_create", &b.pthread_create }, { "pthread_detach", &b.pthread_detach } };
+		const struct map_entry *m = mapped(&t, libpthread); /* glibc before 2.34 */
+		if (m)
+			resolve(&t, m->path, m->start, 0, threads, 2);
+		if ((!b.pthread_create || !b.pthread_detach) && (m = mapped(&t, libc)))
+			resolve(&t, m->path, m->start, 0, threads, 2);
 		if (!b.pthread_create || !b.pthread_detach) {
 			ruby_target_detach(&t);
 			return fail(msg, cap, ERR_INJECT, "process %d's libc exports no pthread_create", (int)pid);

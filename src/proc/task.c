@@ -156,3 +156,29 @@ int task_ns_tids(pid_t pid, struct map *m)
 	closedir(d);
 	return found;
 }
+
+int task_environ(pid_t pid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = strlen(name);
+	char *var = NULL;
+	size_t vcap = 0;
+	int found = -1;
+	while (found && getdelim(&var, &vcap, '\0', f) > 0) {
+		if (strncmp(var, name, n) || var[n] != '=')
+			continue;
+		size_t len = strlen(var + n + 1);
+		if (len < cap) {
+			memcpy(buf, var + n + 1, len + 1);
+			found = 0;
+		}
+		break;
+	}
+	free(var);
+	fclose(f);
+	return found;
+}

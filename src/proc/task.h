@@ -10,6 +10,11 @@ char task_state(pid_t pid, pid_t tid);
 int task_exists(pid_t pid);
 /* The command line of pid, spaces between arguments, into out. */
 int task_cmdline(pid_t pid, char *out, size_t cap);
+/*
+ * The value of variable name in pid's environment (as it started), copied
+ * into buf: 0, or -1 when it has no such variable or the value does not fit.
+ */
+int task_environ(pid_t pid, const char *name, char *buf, size_t cap);
 /* Children of pid, their children and so on (from every /proc/N/stat); returns the count stored. */
 int task_descendants(pid_t pid, pid_t *out, int cap);
 /* Does pid live in a pid namespace other than ours (a container seen from the host)? 1, 0 or -errno. */

@@ -63,8 +63,7 @@ static int choose_layout(struct ruby_target *t, const char *forced)
 	return table ? 0 : ERR_UNSUPPORTED;
 }
 
-/* Open the target's view of path: through /proc/PID/root (containers), or under a core's sysroot. */
-static int open_target_elf(struct ruby_target *t, const char *path, struct elf_file *ef)
+int ruby_target_open_elf(const struct ruby_target *t, const char *path, struct elf_file *ef)
 {
 	char full[PATH_MAX * 2];
 	if (t->core)
@@ -110,7 +109,7 @@ static int find_ruby_image(struct ruby_target *t, struct elf_file *ef, int *have
 	for (int i = 0; i < t->maps.n; i++) {
 		if (is_libruby(t->maps.v[i].path)) {
 			snprintf(t->lib_path, sizeof(t->lib_path), "%s", t->maps.v[i].path);
-			int err = open_target_elf(t, t->lib_path, ef);
+			int err = ruby_target_open_elf(t, t->lib_path, ef);
 			*have_elf = !err;
 			return err;
 		}
@@ -118,7 +117,7 @@ static int find_ruby_image(struct ruby_target *t, struct elf_file *ef, int *have
 	int err = exe_path(t);
 	if (err)
 		return err;
-	if ((err = open_target_elf(t, t->lib_path, ef)))
+	if ((err = ruby_target_open_elf(t, t->lib_path, ef)))
 		return err == -EACCES ? -EPERM : t->core ? err : ERR_NOT_RUBY;
 	uint64_t v;
 	if (elf_lookup(ef, "ruby_version", &v, NULL)) {

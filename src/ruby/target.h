@@ -81,6 +81,13 @@ int ruby_target_attach(struct ruby_target *t, pid_t pid, const struct ruby_attac
  */
 int ruby_target_open_core(struct ruby_target *t, struct core *c, const struct ruby_attach_opts *o);
 void ruby_target_detach(struct ruby_target *t);
+struct elf_file;
+/*
+ * Open a file of the target by its path in maps: through /proc/PID/root
+ * (containers), else as it is (maps shows a chrooted process's files by
+ * their path from our root), or under a core's sysroot. 0 or elf_open's error.
+ */
+int ruby_target_open_elf(const struct ruby_target *t, const char *path, struct elf_file *ef);
 /* Does pid look like a Ruby (libruby mapped, or an executable named ruby*), without attaching? */
 int ruby_process_likely(pid_t pid);
 /* Drop every cache (after the target forks or execs, or to bound memory). */
