@@ -69,6 +69,13 @@ $(BUILD)/boot_blob.h: src/agent/boot/boot.c src/agent/boot.h scripts/blob-header
 $(BUILD)/src/agent/inject.o: $(BUILD)/boot_blob.h
 $(BUILD)/src/agent/inject.o: CPPFLAGS += -I$(BUILD)
 
+$(BUILD)/syscall_names.h: scripts/syscall-names
+	@mkdir -p $(BUILD)
+	scripts/syscall-names "$(CC)" >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/proc/task.o: $(BUILD)/syscall_names.h
+$(BUILD)/src/proc/task.o: CPPFLAGS += -I$(BUILD)
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) -Isrc -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka

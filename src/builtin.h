@@ -68,6 +68,12 @@ void builtin_hint_children(int pid, const char *remedy);
 	OPT_CALL(0, "flame-min-width", NULL, "F", "leave out frames narrower than F of all samples (default 0.0001)", \
 		 builtin_opt_min_width), \
 	OPT_STRING(0, "title", &output_options.title, "TEXT", "the flame graph's title")
+/* --mode into an enum sampler_mode (profile/sampler.h: the choices' order is the enum's). */
+extern const char *const builtin_modes[];
+#define BUILTIN_OPT_MODE(v) \
+	OPT_CHOICE(0, "mode", (v), "wall|cpu|gvl", \
+		   "what a profile counts: every thread at every tick (wall, the default), threads\n" \
+		   "on a CPU (cpu), or threads waiting for the GVL (gvl)", builtin_modes)
 /* -f FORMAT into *(const struct output_format **)data; --flame-min-width F into output_options */
 int builtin_opt_format(struct opt_parser *p, void *data, const char *arg);
 int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg);

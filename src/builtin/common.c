@@ -6,6 +6,7 @@
 #include "../lib/err.h"
 #include "../lib/opt.h"
 #include "../proc/task.h"
+#include "../profile/sampler.h"
 #include "../ruby/target.h"
 
 int builtin_parse(const struct opt_cmd *cmd, int argc, char **argv, int *first, int *code)
@@ -89,3 +90,6 @@ void builtin_hint_children(int pid, const char *remedy)
 		fprintf(stderr, "hint: process %d has %d Ruby child process%s (%s%s), not read: %s\n", pid, total,
 			total == 1 ? "" : "es", list, total > shown ? ", ..." : "", remedy);
 }
+
+const char *const builtin_modes[] = { "wall", "cpu", "gvl", NULL };
+_Static_assert(SAMPLER_WALL == 0 && SAMPLER_CPU == 1 && SAMPLER_GVL == 2, "builtin_modes: the order of enum sampler_mode");

@@ -22,7 +22,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu, subprocesses, blocking;
+	int threads, on_cpu, subprocesses, blocking, mode, syscalls;
 	char **command;
 };
 
@@ -50,7 +50,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "blocking", &o->blocking,
 			 "stop the process's threads (ptrace) for each sample: every stack is exact,\n"
 			 "at a cost to the process; the default never stops it"),
-		OPT_FLAG(0, "on-cpu", &o->on_cpu, "keep only samples of threads the kernel shows running"),
+		BUILTIN_OPT_MODE(&o->mode),
+		OPT_FLAG(0, "on-cpu", &o->on_cpu, "the same as --mode cpu"),
+		OPT_FLAG(0, "syscalls", &o->syscalls,
+			 "name the system call each blocked thread is in, \"(blocked: read)\" (one\n"
+			 "read of /proc per blocked thread per sample)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
@@ -67,6 +71,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		o->command = argv + first;
 	if (!o->pid == !o->command)
 		return error("give either -p PID or -- COMMAND"), EXIT_USAGE;
+	if (o->on_cpu)
+		o->mode = SAMPLER_CPU;
 	return 0;
 }
 
@@ -229,7 +235,8 @@ int cmd_record(int argc, char **argv)
 	procset_init(&ps, &p);
 	ps.follow = o.subprocesses;
 	ps.threads_root = o.threads;
-	ps.on_cpu = o.on_cpu;
+	ps.mode = o.mode;
+	ps.syscalls = o.syscalls;
 	ps.blocking = o.blocking;
 	ps.verbose = isatty(2);
 	ps.attach = &builtin_attach_opts;

@@ -8,6 +8,7 @@
 #include "../lib/err.h"
 #include "../lib/json.h"
 #include "../proc/core.h"
+#include "../proc/task.h"
 #include "../ruby/layout.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
@@ -20,6 +21,21 @@ static const char *kind_name(uint32_t kind)
 		: kind == FRAME_GC ? "gc" : "ruby";
 }
 
+/* " in read", " without the GVL" (on a CPU or ready for one), or "" when the system call is unknown. */
+static const char *syscall_text(const struct ruby_thread_sample *th, char *buf, size_t cap)
+{
+	const char *name = th->syscall >= 0 ? task_syscall_name(th->syscall) : NULL;
+	if (th->syscall == TASK_ON_CPU || th->syscall == TASK_NO_SYSCALL)
+		return " without the GVL";
+	if (name)
+		snprintf(buf, cap, " in %s", name);
+	else if (th->syscall >= 0)
+		snprintf(buf, cap, " in system call %d", th->syscall);
+	else
+		return "";
+	return buf;
+}
+
 static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 {
 	printf("%s %d: ruby %s\n", t->core ? "Core of process" : "Process", (int)t->pid,
@@ -27,8 +43,9 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->threads[i];
 		const char *name = th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "";
-		printf("\nThread %d%s%s%s tid=%d %s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
-		       th->tid, ruby_thread_state_name(th->state), th->kstate);
+		char call[64];
+		printf("\nThread %d%s%s%s tid=%d %s%s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
+		       th->tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
 		if (th->unreadable)
 			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
 		for (int j = 0; j < th->nframes; j++) {
@@ -54,9 +71,12 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 		const struct ruby_thread_sample *th = &s->threads[i];
 		printf("%s{\"name\":", i ? "," : "");
 		json_write_string(stdout, th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "");
-		printf(",\"tid\":%d,\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",%s\"frames\":[", th->tid,
-		       th->main ? "true" : "false", ruby_thread_state_name(th->state), th->kstate,
-		       th->unreadable ? "\"unreadable\":true," : "");
+		const char *call = th->syscall >= 0 ? task_syscall_name(th->syscall) : NULL;
+		printf(",\"tid\":%d,\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",", th->tid,
+		       th->main ? "true" : "false", ruby_thread_state_name(th->state), th->kstate);
+		if (call) /* a name from our own table: nothing to escape */
+			printf("\"syscall\":\"%s\",", call);
+		printf("%s\"frames\":[", th->unreadable ? "\"unreadable\":true," : "");
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
 			printf("%s{\"name\":", j ? "," : "");
@@ -150,7 +170,7 @@ int cmd_snapshot(int argc, char **argv)
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
 	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged))); attempt++)
-		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE);
+		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE | WALK_SYSCALL);
 	if (err) {
 		rc = core_path ? err_report(err, "cannot read the threads in core '%s'", core_path)
 			       : err_report(err, "cannot read the threads of process %d", pid);

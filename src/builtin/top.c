@@ -28,7 +28,7 @@ struct window {
 };
 
 struct view {
-	int tty, by_total, on_cpu;
+	int tty, by_total, mode, on_cpu; /* mode: enum sampler_mode */
 	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
 };
 
@@ -69,6 +69,8 @@ static void line(int cols, const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
+static const char *const mode_samples[] = { "all samples", "on-CPU samples", "GVL-wait samples" };
+
 static int write_table(struct window *w, struct ruby_target *t, const struct view *v, int pid, double window)
 {
 	struct profile merged;
@@ -84,8 +86,8 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 		return err;
 	}
 	summary_sort(rows, n, v->by_total);
-	/* Header (3 lines) and the rows that fit below it, keeping the last line free. */
-	long show = v->rows >= 0 ? v->rows : v->tty ? term_lines() - 4 : (long)n;
+	/* Header (4 lines) and the rows that fit below it, keeping the last line free. */
+	long show = v->rows >= 0 ? v->rows : v->tty ? term_lines() - 5 : (long)n;
 	if (show < 1)
 		show = 1;
 	if (v->tty)
@@ -96,10 +98,13 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	int cols = v->tty ? term_cols() : 0;
 	/* what the view is first: a narrow terminal cuts the end of the line */
 	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s - %s", pid,
-	     v->by_total ? "total" : "self", v->on_cpu ? "on-CPU samples" : "all samples", (unsigned long long)total,
+	     v->by_total ? "total" : "self", mode_samples[v->mode], (unsigned long long)total,
 	     window, t->version, when);
+	char states[160];
+	output_states_line(&merged, states, sizeof(states));
+	line(cols, "%s", states);
 	if (v->tty)
-		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->on_cpu ? "all samples" : "on-CPU only");
+		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->mode == SAMPLER_CPU ? "all samples" : "on-CPU only");
 	line(cols, "%8s %8s %10s %10s  %s", "% self", "% total", "self", "total", "function");
 	char label[1024];
 	for (uint32_t i = 0; i < n && i < (uint64_t)show && total; i++) {
@@ -118,8 +123,8 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	return ferror(stdout) ? -(errno ?: EIO) : 0;
 }
 
-/* Start the window afresh (both halves), each sampler keeping only running threads or not. */
-static int reset_window(struct window *w, struct ruby_target *t, int on_cpu)
+/* Start the window afresh (both halves), each sampler counting by mode. */
+static int reset_window(struct window *w, struct ruby_target *t, int mode)
 {
 	int err = 0;
 	for (int h = 0; h < 2 && !err; h++) {
@@ -127,7 +132,7 @@ static int reset_window(struct window *w, struct ruby_target *t, int on_cpu)
 		profile_free(&w->halves[h]);
 		err = profile_init(&w->halves[h]);
 		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
-		w->samplers[h].on_cpu = on_cpu;
+		w->samplers[h].mode = mode;
 	}
 	return err;
 }
@@ -150,12 +155,13 @@ int cmd_top(int argc, char **argv)
 			"show the N busiest functions (default: what fits the terminal; all when\n"
 			"standard output is not one)", 1, 1e6, "a positive number of rows"),
 		OPT_CHOICE(0, "sort", &v.by_total, "self|total", "order by self (default) or total", sorts),
-		OPT_FLAG(0, "on-cpu", &v.on_cpu, "only samples of threads the kernel shows running (key c)"),
+		BUILTIN_OPT_MODE(&v.mode),
+		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--on-cpu]",
+		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl]",
 		.about = "Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
 			 "and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
 			 "samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
@@ -178,7 +184,9 @@ int cmd_top(int argc, char **argv)
 		tcsetattr(0, TCSANOW, &raw);
 	}
 	struct window w = { .cur = 0 };
-	int err = reset_window(&w, &t, v.on_cpu);
+	if (v.on_cpu)
+		v.mode = SAMPLER_CPU;
+	int err = reset_window(&w, &t, v.mode);
 	uint64_t step = (uint64_t)(1e9 / rate), start = sampler_now(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
 	while (!err && !builtin_stop && count != 0) {
@@ -196,7 +204,7 @@ int cmd_top(int argc, char **argv)
 			sampler_free(&w.samplers[w.cur]);
 			err = err ?: profile_init(&w.halves[w.cur]);
 			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
-			w.samplers[w.cur].on_cpu = v.on_cpu;
+			w.samplers[w.cur].mode = v.mode;
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
 		next += step;
@@ -214,8 +222,8 @@ int cmd_top(int argc, char **argv)
 			} else if (key == 's' || key == 't') {
 				v.by_total = key == 't';
 			} else if (key == 'c') {
-				v.on_cpu = !v.on_cpu;
-				err = reset_window(&w, &t, v.on_cpu); /* what the window held was counted the other way */
+				v.mode = v.mode == SAMPLER_CPU ? SAMPLER_WALL : SAMPLER_CPU;
+				err = reset_window(&w, &t, v.mode); /* what the window held was counted the other way */
 			} else {
 				redraw = 0;
 			}

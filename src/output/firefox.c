@@ -135,10 +135,54 @@ static int category_of(const struct profile_frame *fr)
 	switch (fr->kind) {
 	case PROFILE_FRAME_RUBY: return CATEGORY_RUBY;
 	case PROFILE_FRAME_CFUNC: return CATEGORY_C;
-	case PROFILE_FRAME_WAIT: return CATEGORY_IDLE;
+	case PROFILE_FRAME_WAIT:
+	case PROFILE_FRAME_STATE: return CATEGORY_IDLE; /* off the CPU: waiting for the GVL, blocked, asleep */
 	case PROFILE_FRAME_GC: return CATEGORY_GC;
 	}
 	return CATEGORY_OTHER;
+}
+
+static int state_category(int state)
+{
+	return state == PROFILE_STATE_RUNNING ? CATEGORY_RUBY : state == PROFILE_STATE_GC ? CATEGORY_GC : CATEGORY_IDLE;
+}
+
+static void write_state_marker(FILE *f, int *first, uint32_t strings, int state, uint64_t from, uint64_t to)
+{
+	fprintf(f, "%s[%u,", *first ? "\n" : ",\n", strings + (uint32_t)state);
+	write_ms(f, from);
+	fputc(',', f);
+	write_ms(f, to);
+	fprintf(f, ",1,%d,{\"type\":\"ThreadState\",\"state\":\"%s\"}]", state_category(state), profile_state_name(state));
+	*first = 0;
+}
+
+/*
+ * The thread's states as interval markers, one per run of samples in the
+ * same state: a track that shows when it ran, waited for the GVL, blocked.
+ * A run ends at the next sample in another state, or a period after its
+ * last sample when the thread was not seen for longer. The markers' names
+ * are strings from index strings on (see write_tables).
+ */
+static void write_markers(const struct profile *p, const struct thread_samples *ts, uint32_t t, uint32_t strings, FILE *f)
+{
+	fputs("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,\"category\":4,"
+	      "\"data\":5},\"data\":[", f);
+	int first = 1, state = -1;
+	uint64_t from = 0, last = 0;
+	for (uint64_t k = ts->start[t]; k < ts->start[t + 1] && !ts->synthetic; k++) {
+		const struct profile_sample *s = &ts->samples[ts->order[k]];
+		int now = profile_stack_state(p, s->stack);
+		int gap = state >= 0 && s->t_ns - last > 4 * ts->period_ns;
+		if (state >= 0 && (now != state || gap))
+			write_state_marker(f, &first, strings, state, from, gap ? last + ts->period_ns : s->t_ns);
+		if (now != state || gap)
+			state = now, from = s->t_ns;
+		last = s->t_ns;
+	}
+	if (state >= 0)
+		write_state_marker(f, &first, strings, state, from, last + ts->period_ns);
+	fputs("]}", f);
 }
 
 /*
@@ -180,6 +224,10 @@ static int write_tables(const struct gecko_thread *g, const struct profile *p, s
 		if (err)
 			return err;
 	}
+	for (int k = 0; k < PROFILE_STATES; k++) { /* the markers' names */
+		fputs(g->nframes || k ? ",\n" : "\n", f);
+		json_write_string(f, profile_state_name(k));
+	}
 	fputs("]", f);
 	return 0;
 }
@@ -198,9 +246,12 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 	json_write_string(f, *command ? command : "ruby");
 	fputs(",\"registerTime\":", f);
 	write_ms(f, ts->samples[ts->order[ts->start[t]]].t_ns);
-	fputs(",\"unregisterTime\":null,\n\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,"
-	      "\"phase\":3,\"category\":4,\"data\":5},\"data\":[]},\n", f);
+	fputs(",\"unregisterTime\":null,\n", f);
 	int err = write_samples(&g, p, ts, t, f);
+	if (!err) {
+		fputs(",\n", f);
+		write_markers(p, ts, t, g.nframes, f);
+	}
 	err = err ?: write_tables(&g, p, b, f);
 	fputs("}", f);
 	free(g.frames);
@@ -226,7 +277,10 @@ static int write_meta(const struct profile *p, const struct thread_samples *ts, 
 	fputs(",\"processType\":0,\"stackwalk\":0,\"debug\":0,\"gcpoison\":0,\"asyncstack\":0,"
 	      "\"platform\":\"Linux\",\"product\":", f);
 	int err = json_write_stringf(f, b, "rbscope (Ruby %s)", *version ? version : "unknown");
-	fprintf(f, ",\n\"categories\":%s,\"markerSchema\":[]}", categories);
+	fprintf(f, ",\n\"categories\":%s,\"markerSchema\":[{\"name\":\"ThreadState\",\"display\":[\"marker-chart\","
+		   "\"marker-table\",\"timeline-overview\"],\"chartLabel\":\"{marker.data.state}\",\"tooltipLabel\":"
+		   "\"{marker.data.state}\",\"tableLabel\":\"{marker.data.state}\",\"data\":[{\"key\":\"state\","
+		   "\"label\":\"State\",\"format\":\"string\",\"searchable\":true}]}]}", categories);
 	return err;
 }
 

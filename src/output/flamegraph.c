@@ -184,7 +184,7 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	return 0;
 }
 
-enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_OTHER };
+enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_WAITING, FG_OTHER };
 
 static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 {
@@ -195,6 +195,10 @@ static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 	case PROFILE_FRAME_TRUNCATED: return FG_OTHER;
 	case PROFILE_FRAME_GC: return FG_GC;
 	case PROFILE_FRAME_WAIT: return FG_IDLE;
+	case PROFILE_FRAME_STATE:
+		if (!strcmp(name, PROFILE_STATE_NOGVL_FRAME))
+			return FG_CFUNC;
+		return !strcmp(name, PROFILE_STATE_SLEEPING_FRAME) ? FG_IDLE : FG_WAITING;
 	}
 	if (!strncmp(name, "GC.", 3) || !strncmp(name, "GC#", 3))
 		return FG_GC; /* GC.start and friends: Ruby asking for a collection */
@@ -211,6 +215,7 @@ static void colour(const char *name, enum fg_kind k, int rgb[3])
 	case FG_CFUNC: rgb[0] = 70 + a % 40, rgb[1] = 170 + b % 50, rgb[2] = 170 + a % 50; break;
 	case FG_GC: rgb[0] = 150 + a % 40, rgb[1] = 90 + b % 30, rgb[2] = 200 + a % 40; break;
 	case FG_IDLE: rgb[0] = 175 + a % 20, rgb[1] = 185 + a % 20, rgb[2] = 205 + b % 20; break;
+	case FG_WAITING: rgb[0] = 235 + a % 20, rgb[1] = 200 + b % 30, rgb[2] = 60 + a % 30; break;
 	default: rgb[0] = rgb[1] = rgb[2] = 190 + a % 20; break;
 	}
 }
@@ -315,14 +320,14 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 	xml_write_text(f, title, sizeof(title));
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
-	static const char *names[] = { "Ruby", "C method", "GC", "idle (sleep, wait, I/O select)" };
-	double lx = 120;
-	for (int k = 0; k < 4; k++) {
+	static const char *names[] = { "Ruby", "C method", "GC", "idle (sleep, wait, I/O select)", "waiting for the GVL, blocked" };
+	double lx = 110;
+	for (int k = 0; k < 5; k++) {
 		int rgb[3];
 		colour("legend", (enum fg_kind)k, rgb);
 		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
 			"<text x=\"%.0f\" y=\"44\">%s</text>\n", lx, rgb[0], rgb[1], rgb[2], lx + 16, names[k]);
-		lx += 40 + 7.2 * (double)strlen(names[k]);
+		lx += 30 + 7 * (double)strlen(names[k]);
 	}
 	fprintf(f, "<text class=\"matched\" x=\"%.0f\" y=\"44\" text-anchor=\"end\"> </text>\n", FG_WIDTH - 180);
 	fprintf(f, "<foreignObject x=\"%.0f\" y=\"30\" width=\"170\" height=\"22\">"

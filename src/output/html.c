@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/map.h"
 #include "flamegraph.h"
 #include "output.h"
 #include "../lib/xml.h"
@@ -49,34 +48,28 @@ static int table(const struct profile *p, FILE *f, int by_line)
 	return 0;
 }
 
+/* Each thread's samples, and how they split by state (running, GVL wait, blocked, idle, GC). */
 static void threads(const struct profile *p, FILE *f)
 {
 	if (!p->nthreads)
 		return;
 	fputs("<h2>Threads</h2>\n<table class=\"summary\" id=\"threads\"><thead><tr><th>tid</th><th>name</th>"
-	      "<th>samples</th></tr></thead><tbody>\n",
-	      f);
-	/* Samples per thread, in one pass over the samples. */
-	struct map counts;
-	map_init(&counts);
-	for (uint64_t j = 0; j < p->nsamples; j++) {
-		uint64_t *c = map_get(&counts, (uint32_t)p->samples[j].tid);
-		if (c)
-			++*c;
-		else
-			map_put(&counts, (uint32_t)p->samples[j].tid, 1);
-	}
+	      "<th>samples</th>", f);
+	for (int k = 0; k < PROFILE_STATES; k++)
+		fprintf(f, "<th>%% %s</th>", profile_state_name(k));
+	fputs("</tr></thead><tbody>\n", f);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
-		uint64_t *c = map_get(&counts, (uint32_t)p->threads[i].tid), n = c ? *c : 0;
+		uint64_t n = 0;
+		for (int k = 0; k < PROFILE_STATES; k++)
+			n += p->thread_states[i][k];
 		fprintf(f, "<tr><td>%d</td><td>", p->threads[i].tid);
 		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
-		if (p->nsamples)
-			fprintf(f, "</td><td>%llu</td></tr>\n", (unsigned long long)n);
-		else
-			fputs("</td><td>-</td></tr>\n", f);
+		fprintf(f, "</td><td>%llu</td>", (unsigned long long)n);
+		for (int k = 0; k < PROFILE_STATES; k++)
+			fprintf(f, "<td>%.1f</td>", n ? 100.0 * (double)p->thread_states[i][k] / (double)n : 0.0);
+		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
-	map_free(&counts);
 }
 
 static const char STYLE[] =

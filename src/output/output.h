@@ -47,6 +47,9 @@ int summary_rows(const struct profile *p, int by_line, struct summary_row **rows
 void summary_sort(struct summary_row *rows, uint32_t n, int by_total);
 void summary_label(const struct profile *p, const struct summary_row *r, int by_line, char *out, size_t cap);
 
+/* "states: running 52.0%, GVL wait 48.0%, ...": all threads' samples by state (enum profile_state). */
+void output_states_line(const struct profile *p, char *out, size_t cap);
+
 /* Options some writers take, set by the command before writing. */
 struct output_options {
 	double flame_min_width; /* flamegraph: drop frames narrower than this fraction of all samples */

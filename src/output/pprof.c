@@ -60,7 +60,8 @@ struct pprof {
 	size_t strs_cap;
 	struct map str_index;    /* profile strtab id -> string table index */
 	struct map thread_index; /* tid -> string table index of its name */
-	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread; /* fixed strings */
+	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread, s_state; /* fixed strings */
+	uint32_t s_states[PROFILE_STATES];
 	uint64_t period;
 	char comment[512];
 	struct pb msg, sub; /* a message and one nested in it */
@@ -274,6 +275,9 @@ static int pprof_init(struct pprof *pp, const struct profile *p)
 	pp->s_ns = str_add(pp, "nanoseconds");
 	pp->s_tid = str_add(pp, "thread id");
 	pp->s_thread = str_add(pp, "thread name");
+	pp->s_state = str_add(pp, "thread state");
+	for (int k = 0; k < PROFILE_STATES; k++)
+		pp->s_states[k] = str_add(pp, profile_state_name(k));
 	return index_frames(pp) ?: index_threads(pp);
 }
 
@@ -361,6 +365,7 @@ static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 		if (name && *name)
 			put_label(pp, pp->s_thread, (uint32_t)*name, 0);
 	}
+	put_label(pp, pp->s_state, pp->s_states[profile_stack_state(p, a->stack)], 0);
 	gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
 }
 

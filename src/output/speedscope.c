@@ -42,7 +42,13 @@ static void write_stack(const struct profile *p, const struct thread_samples *ts
 	fputc(']', f);
 }
 
-static int write_thread(const struct profile *p, const struct thread_samples *ts, uint32_t t, struct buf *b, FILE *f)
+/*
+ * Thread t's samples as one profile; with states, each sample's stack is only
+ * its state's frame (ids from p->nframes on): the thread's state over time,
+ * a track beside its stacks (speedscope has no markers).
+ */
+static int write_thread(const struct profile *p, const struct thread_samples *ts, uint32_t t, int states, struct buf *b,
+			FILE *f)
 {
 	uint64_t begin = ts->start[t], end = ts->start[t + 1], total = 0;
 	uint64_t t0 = ts->samples[ts->order[begin]].t_ns;
@@ -54,7 +60,7 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 	if (ts->synthetic) {
 		json_write_string(f, name);
 	} else {
-		int err = json_write_stringf(f, b, "%s (tid %d)", name, (int)ts->tids[t]);
+		int err = json_write_stringf(f, b, "%s (tid %d)%s", name, (int)ts->tids[t], states ? " states" : "");
 		if (err)
 			return err;
 	}
@@ -62,7 +68,10 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 		(unsigned long long)t0, (unsigned long long)(t0 + total));
 	for (uint64_t k = begin; k < end; k++) {
 		fputs(k > begin ? ",\n" : "", f);
-		write_stack(p, ts, ts->samples[ts->order[k]].stack, f);
+		if (states)
+			fprintf(f, "[%u]", p->nframes + (uint32_t)profile_stack_state(p, ts->samples[ts->order[k]].stack));
+		else
+			write_stack(p, ts, ts->samples[ts->order[k]].stack, f);
 	}
 	fputs("],\n\"weights\":[", f);
 	for (uint64_t k = begin; k < end; k++)
@@ -86,10 +95,13 @@ int output_speedscope(const struct profile *p, FILE *f)
 		fputs(i ? ",\n" : "\n", f);
 		write_frame(p, i, f);
 	}
+	for (int k = 0; k < PROFILE_STATES; k++)
+		fprintf(f, "%s{\"name\":\"(%s)\"}", p->nframes || k ? ",\n" : "\n", profile_state_name(k));
 	fputs("]},\n\"profiles\":[", f);
-	for (uint32_t t = 0; t < ts.nthreads && !err && !ferror(f); t++) {
-		fputs(t ? ",\n" : "\n", f);
-		err = write_thread(p, &ts, t, &b, f);
+	/* Each thread's stacks, then each thread's states (a synthetic --threads view has no states of its own). */
+	for (uint32_t i = 0; i < ts.nthreads * (ts.synthetic ? 1 : 2) && !err && !ferror(f); i++) {
+		fputs(i ? ",\n" : "\n", f);
+		err = write_thread(p, &ts, i % ts.nthreads, i >= ts.nthreads, &b, f);
 	}
 	fputs("]}\n", f);
 	buf_free(&b);

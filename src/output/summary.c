@@ -102,6 +102,44 @@ void summary_label(const struct profile *p, const struct summary_row *r, int by_
 		output_frame_label(p, r->frame, 0, out, cap);
 }
 
+/* Each thread's samples by state, as % of its samples: what it did, not where. */
+static void write_thread_states(const struct profile *p, FILE *f)
+{
+	uint32_t shown = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		uint64_t n = 0;
+		for (int k = 0; k < PROFILE_STATES; k++)
+			n += p->thread_states ? p->thread_states[i][k] : 0;
+		if (!n)
+			continue;
+		if (!shown++) {
+			fprintf(f, "\n%-32s %8s", "thread", "samples");
+			for (int k = 0; k < PROFILE_STATES; k++)
+				fprintf(f, " %9s", profile_state_name(k));
+			fputc('\n', f);
+		}
+		char label[64];
+		const char *name = strtab_get(&p->strs, p->threads[i].name);
+		snprintf(label, sizeof(label), "%.40s%s(tid %d)", name, *name ? " " : "", (int)p->threads[i].tid);
+		fprintf(f, "%-32s %8llu", label, (unsigned long long)n);
+		for (int k = 0; k < PROFILE_STATES; k++)
+			fprintf(f, " %8.1f%%", 100.0 * (double)p->thread_states[i][k] / (double)n);
+		fputc('\n', f);
+	}
+}
+
+void output_states_line(const struct profile *p, char *out, size_t cap)
+{
+	uint64_t by[PROFILE_STATES] = { 0 }, n = 0;
+	for (uint32_t i = 0; p->thread_states && i < p->nthreads; i++)
+		for (int k = 0; k < PROFILE_STATES; k++)
+			by[k] += p->thread_states[i][k], n += p->thread_states[i][k];
+	size_t len = (size_t)snprintf(out, cap, "states:");
+	for (int k = 0; k < PROFILE_STATES && len < cap; k++)
+		len += (size_t)snprintf(out + len, cap - len, " %s %.1f%%%s", profile_state_name(k),
+					n ? 100.0 * (double)by[k] / (double)n : 0.0, k + 1 < PROFILE_STATES ? "," : "");
+}
+
 static int write_summary(const struct profile *p, FILE *f, int by_line)
 {
 	struct summary_row *rows;
@@ -128,8 +166,9 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 			waiting += st->count;
 	}
 	if (waiting && total)
-		fprintf(f, "(%.2f%% of the samples wait: sleep, locks, queues, I/O readiness, children; --on-cpu leaves "
+		fprintf(f, "(%.2f%% of the samples wait: sleep, locks, queues, I/O readiness, children; --mode cpu leaves "
 			   "them out)\n", 100.0 * (double)waiting / (double)total);
+	write_thread_states(p, f);
 	return ferror(f) ? -(errno ?: EIO) : 0;
 }
 

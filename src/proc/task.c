@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../lib/err.h"
@@ -37,6 +38,46 @@ char task_state(pid_t pid, pid_t tid)
 	/* The command name may hold spaces and parens: the state follows the last ')'. */
 	char *p = strrchr(text, ')');
 	return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
+int task_syscall(pid_t pid, pid_t tid, int *nr, unsigned long long *sp, unsigned long long *pc)
+{
+	char path[64], text[256];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	ssize_t n = read_file(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	*sp = *pc = 0;
+	if (!strncmp(text, "running", 7)) {
+		*nr = TASK_ON_CPU;
+		return 0;
+	}
+	/* "NR ARG1 .. ARG6 SP PC", or "-1 SP PC" in user space; in hex but for NR. */
+	char *end, *field[9];
+	long v = strtol(text, &end, 10);
+	if (end == text || v < -1 || v > 100000)
+		return -EINVAL;
+	int nf = 0;
+	for (char *save, *tok = strtok_r(end, " \n", &save); tok && nf < 9; tok = strtok_r(NULL, " \n", &save))
+		field[nf++] = tok;
+	if (nf < 2)
+		return -EINVAL;
+	*nr = (int)v;
+	*sp = strtoull(field[nf - 2], NULL, 16);
+	*pc = strtoull(field[nf - 1], NULL, 16);
+	return 0;
+}
+
+/* The names, from the headers this was built with (syscall_names.h, made by scripts/syscall-names). */
+#define SYSCALL(name) [__NR_##name] = #name,
+static const char *const syscall_names[] = {
+#include "syscall_names.h"
+};
+#undef SYSCALL
+
+const char *task_syscall_name(int nr)
+{
+	return nr >= 0 && (size_t)nr < sizeof(syscall_names) / sizeof(*syscall_names) ? syscall_names[nr] : NULL;
 }
 
 int task_exists(pid_t pid)

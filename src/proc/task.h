@@ -6,6 +6,17 @@
 
 /* The state letter of a thread (R, S, D, T, Z...), or '?' if it is gone. */
 char task_state(pid_t pid, pid_t tid);
+/*
+ * What thread tid is doing in the kernel, from /proc/PID/task/TID/syscall
+ * (no stop, one read): in system call *nr (>= 0), TASK_NO_SYSCALL (in user
+ * space but not on a CPU) or TASK_ON_CPU; with *sp and *pc, its user stack
+ * and instruction pointers, when it is not on a CPU. 0, or -errno.
+ */
+#define TASK_NO_SYSCALL (-1)
+#define TASK_ON_CPU (-2)
+int task_syscall(pid_t pid, pid_t tid, int *nr, unsigned long long *sp, unsigned long long *pc);
+/* The name of system call nr on this machine ("read"), or NULL. */
+const char *task_syscall_name(int nr);
 /* Does pid exist? 0 yes, ERR_NO_PROCESS, or -EPERM. */
 int task_exists(pid_t pid);
 /* The command line of pid, spaces between arguments, into out. */

@@ -51,7 +51,8 @@ static int start(struct procset *ps, struct proc_entry *e)
 	if (err)
 		return err;
 	e->s.threads_root = ps->threads_root;
-	e->s.on_cpu = ps->on_cpu;
+	e->s.mode = ps->mode;
+	e->s.syscalls = ps->syscalls;
 	if (ps->follow) {
 		char cmd[256] = "", name[320];
 		task_cmdline(e->pid, cmd, sizeof(cmd));

@@ -31,7 +31,8 @@ struct procset {
 	struct proc_entry **v; /* v[0] is the process the user named */
 	int n, live;
 	size_t cap;
-	int follow, threads_root, on_cpu, verbose;
+	int follow, threads_root, verbose;
+	int mode, syscalls; /* as struct sampler's */
 	int blocking; /* stop each process's threads around its sample (ptrace) */
 	uint64_t next_discover;
 	uint64_t followed; /* descendants attached */

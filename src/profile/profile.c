@@ -21,6 +21,7 @@ int profile_init(struct profile *p)
 	memset(p, 0, sizeof(*p));
 	map_init(&p->frame_index);
 	map_init(&p->stack_index);
+	map_init(&p->thread_index);
 	return strtab_init(&p->strs);
 }
 
@@ -32,6 +33,8 @@ void profile_free(struct profile *p)
 	free(p->stacks);
 	free(p->samples);
 	free(p->threads);
+	free(p->thread_states);
+	map_free(&p->thread_index);
 	map_free(&p->frame_index);
 	map_free(&p->stack_index);
 	memset(p, 0, sizeof(*p));
@@ -97,40 +100,92 @@ int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid)
 	if (stack >= p->nstacks)
 		return -EINVAL;
 	p->stacks[stack].count++;
-	if (!p->keep_samples)
-		return 0;
+	int err = profile_count_states(p, tid, stack, 1);
+	if (err || !p->keep_samples)
+		return err;
 	GROW(p->samples, p->nsamples, p->samples_cap);
 	p->samples[p->nsamples++] = (struct profile_sample){ t_ns, tid, stack };
 	return 0;
 }
 
+int64_t profile_thread_index(struct profile *p, int32_t tid)
+{
+	uint64_t *hit = map_get(&p->thread_index, (uint32_t)tid);
+	if (hit)
+		return (int64_t)*hit - 1;
+	size_t states_cap = p->threads_cap;
+	GROW(p->threads, p->nthreads, p->threads_cap);
+	if (p->threads_cap != states_cap || !p->thread_states) {
+		void *v = realloc(p->thread_states, p->threads_cap * sizeof(*p->thread_states));
+		if (!v)
+			return -ENOMEM;
+		p->thread_states = v;
+	}
+	int err = map_put(&p->thread_index, (uint32_t)tid, (uint64_t)p->nthreads + 1);
+	if (err)
+		return err;
+	p->threads[p->nthreads] = (struct profile_thread){ tid, 0 };
+	memset(p->thread_states[p->nthreads], 0, sizeof(*p->thread_states));
+	return p->nthreads++;
+}
+
 int profile_thread(struct profile *p, int32_t tid, const char *name)
 {
-	for (uint32_t i = 0; i < p->nthreads; i++) {
-		if (p->threads[i].tid != tid)
-			continue;
-		if (p->threads[i].name || !*name)
-			return 0;
-		int64_t id = strtab_intern(&p->strs, name, strlen(name));
-		if (id < 0)
-			return (int)id;
-		p->threads[i].name = (uint32_t)id;
+	int64_t i = profile_thread_index(p, tid);
+	if (i < 0)
+		return (int)i;
+	if (p->threads[i].name || !*name)
 		return 0;
-	}
 	int64_t id = strtab_intern(&p->strs, name, strlen(name));
 	if (id < 0)
 		return (int)id;
-	GROW(p->threads, p->nthreads, p->threads_cap);
-	p->threads[p->nthreads++] = (struct profile_thread){ tid, (uint32_t)id };
+	p->threads[i].name = (uint32_t)id;
 	return 0;
+}
+
+int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_t n)
+{
+	int64_t i = profile_thread_index(p, tid);
+	if (i < 0)
+		return (int)i;
+	p->thread_states[i][profile_stack_state(p, stack)] += n;
+	return 0;
+}
+
+int profile_stack_state(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	if (!s->len)
+		return PROFILE_STATE_RUNNING;
+	const struct profile_frame *top = &p->frames[p->pool[s->start + s->len - 1]];
+	const struct profile_frame *under = s->len > 1 ? &p->frames[p->pool[s->start + s->len - 2]] : NULL;
+	switch (top->kind) {
+	case PROFILE_FRAME_GC: return PROFILE_STATE_GC;
+	case PROFILE_FRAME_WAIT: return PROFILE_STATE_IDLE;
+	case PROFILE_FRAME_STATE: break;
+	default: return PROFILE_STATE_RUNNING;
+	}
+	const char *name = strtab_get(&p->strs, top->name);
+	if (!strcmp(name, PROFILE_STATE_GVL_FRAME))
+		return PROFILE_STATE_GVL;
+	if (!strcmp(name, PROFILE_STATE_SLEEPING_FRAME))
+		return PROFILE_STATE_IDLE;
+	if (strncmp(name, PROFILE_STATE_BLOCKED_FRAME, strlen(PROFILE_STATE_BLOCKED_FRAME)))
+		return PROFILE_STATE_RUNNING; /* running without the GVL */
+	/* Blocked in a method that waits (IO.select, a lock): idle, not slow I/O. */
+	return under && under->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
+}
+
+const char *profile_state_name(int state)
+{
+	static const char *const names[PROFILE_STATES] = { "running", "GVL wait", "blocked", "idle", "GC" };
+	return state >= 0 && state < PROFILE_STATES ? names[state] : "?";
 }
 
 const char *profile_thread_name(const struct profile *p, int32_t tid)
 {
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		if (p->threads[i].tid == tid)
-			return strtab_get(&p->strs, p->threads[i].name);
-	return "";
+	uint64_t *hit = map_get(&p->thread_index, (uint32_t)tid);
+	return hit ? strtab_get(&p->strs, p->threads[*hit - 1].name) : "";
 }
 
 uint64_t profile_total(const struct profile *p)
@@ -175,6 +230,12 @@ int profile_merge(struct profile *dst, const struct profile *src)
 			err = (int)st;
 		else
 			dst->stacks[st].count += s->count;
+	}
+	for (uint32_t i = 0; !err && i < src->nthreads; i++) {
+		int64_t t = profile_thread_index(dst, src->threads[i].tid);
+		err = t < 0 ? (int)t : profile_thread(dst, src->threads[i].tid, strtab_get(&src->strs, src->threads[i].name));
+		for (int k = 0; !err && k < PROFILE_STATES && src->thread_states; k++)
+			dst->thread_states[t][k] += src->thread_states[i][k];
 	}
 	free(ids);
 	free(buf);

@@ -16,8 +16,29 @@ enum profile_frame_kind {
 	PROFILE_FRAME_TRUNCATED = 2, /* "(truncated)": the outer frames of a deeper stack left out */
 	PROFILE_FRAME_GC = 3,        /* the VM collecting garbage, a pseudo-frame over the frame that triggered it */
 	PROFILE_FRAME_WAIT = 4,      /* a method known to wait: sleep, Mutex#lock, Queue#pop, IO.select... */
+	PROFILE_FRAME_STATE = 5,     /* the thread's state over its stack: "(waiting for GVL)", "(blocked: read)"... */
 	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
 };
+
+/*
+ * What a thread was doing in a sample, as its stack shows it: a state frame at
+ * the top (waiting for the GVL, blocked), the GC's frame, a method that waits
+ * (idle), or none of these (running Ruby or C code).
+ */
+enum profile_state {
+	PROFILE_STATE_RUNNING,
+	PROFILE_STATE_GVL,     /* runnable, waiting for the GVL */
+	PROFILE_STATE_BLOCKED, /* in a system call or C code without the GVL, not a known wait */
+	PROFILE_STATE_IDLE,    /* in a known wait: sleep, Queue#pop, IO.select, Mutex#lock, join... */
+	PROFILE_STATE_GC,
+	PROFILE_STATES
+};
+
+/* The state frames' names (or their start, for "(blocked: read)"). */
+#define PROFILE_STATE_GVL_FRAME "(waiting for GVL)"
+#define PROFILE_STATE_BLOCKED_FRAME "(blocked"
+#define PROFILE_STATE_NOGVL_FRAME "(running without GVL)"
+#define PROFILE_STATE_SLEEPING_FRAME "(sleeping)"
 
 struct profile_frame {
 	uint32_t name, path; /* ids in the profile's own strtab */
@@ -65,6 +86,8 @@ struct profile {
 	struct profile_thread *threads;
 	uint32_t nthreads;
 	size_t threads_cap;
+	uint64_t (*thread_states)[PROFILE_STATES]; /* per thread (as threads): its samples by enum profile_state */
+	struct map thread_index;                   /* tid -> index in threads + 1 */
 	/* metadata */
 	int pid;
 	uint32_t rate_hz;
@@ -87,11 +110,19 @@ int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n);
 int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid);
 /* Note thread tid's name (a string, "" for none); the first name seen is kept unless it was "". */
 int profile_thread(struct profile *p, int32_t tid, const char *name);
+/* The index of thread tid in p->threads, added unnamed if new; negative on error. */
+int64_t profile_thread_index(struct profile *p, int32_t tid);
+/* Count n more samples of stack for thread tid in its states (profile_add does for the samples it adds). */
+int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_t n);
+/* The state a stack shows (enum profile_state). */
+int profile_stack_state(const struct profile *p, uint32_t stack);
+/* "running", "GVL wait", "blocked", "idle", "GC". */
+const char *profile_state_name(int state);
 /* The name of thread tid ("" if unknown). */
 const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */
 uint64_t profile_total(const struct profile *p);
-/* Add src's stacks and their counts to dst (frames interned by their text; samples not copied). */
+/* Add src's stacks and their counts to dst (frames interned by their text), and its threads' states; samples not copied. */
 int profile_merge(struct profile *dst, const struct profile *src);
 
 /*

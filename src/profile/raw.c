@@ -185,7 +185,6 @@ static void set_caps(struct profile *p)
 	p->pool_cap = p->pool_len;
 	p->stacks_cap = p->nstacks;
 	p->samples_cap = p->nsamples;
-	p->threads_cap = p->nthreads;
 	p->keep_samples = 1;
 }
 
@@ -219,8 +218,18 @@ static int read_v2(struct profile *p, FILE *f)
 	err = err ?: get_array(f, (void **)&p->stacks, p->nstacks, sizeof(*p->stacks));
 	err = err ?: GET(f, p->nsamples);
 	err = err ?: get_array(f, (void **)&p->samples, p->nsamples, sizeof(*p->samples));
-	err = err ?: GET(f, p->nthreads);
-	err = err ?: get_array(f, (void **)&p->threads, p->nthreads, sizeof(*p->threads));
+	uint32_t nthreads = 0;
+	struct profile_thread *threads = NULL;
+	err = err ?: GET(f, nthreads);
+	err = err ?: get_array(f, (void **)&threads, nthreads, sizeof(*threads));
+	for (uint32_t i = 0; !err && i < nthreads; i++) {
+		int64_t t = profile_thread_index(p, threads[i].tid);
+		if (t < 0)
+			err = (int)t;
+		else
+			p->threads[t].name = threads[i].name;
+	}
+	free(threads);
 	err = err ?: get(f, magic, 8);
 	if (!err && memcmp(magic, TRAILER2, 8))
 		err = ERR_BAD_FILE;
@@ -256,10 +265,12 @@ static int append(FILE *f, void **v, uint64_t *have, uint64_t len, size_t size, 
 
 /*
  * A 'D' record of len bytes, samples not kept: each counted for its stack,
- * checked as validate() would (a known stack, times in order). With a file
+ * and in by_thread (tid << 32 | stack -> samples), checked as validate()
+ * would (a known stack, times in order). With a file
  * cut inside the record, the whole samples before the cut count.
  */
-static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nstacks, uint64_t *seen, uint64_t *last_t)
+static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nstacks, uint64_t *seen, uint64_t *last_t,
+			 struct map *by_thread)
 {
 	struct profile_sample chunk[4096];
 	if (len % sizeof(chunk[0]))
@@ -270,6 +281,10 @@ static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nsta
 			if (chunk[i].stack >= nstacks || (*seen && chunk[i].t_ns < *last_t))
 				return ERR_BAD_FILE;
 			p->stacks[chunk[i].stack].count++;
+			uint64_t key = (uint64_t)(uint32_t)chunk[i].tid << 32 | chunk[i].stack, *n = map_get(by_thread, key);
+			int err = n ? (++*n, 0) : map_put(by_thread, key, 1);
+			if (err)
+				return err;
 			*last_t = chunk[i].t_ns;
 			++*seen;
 		}
@@ -280,7 +295,7 @@ static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nsta
 	return 0;
 }
 
-static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
+static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short, struct map *by_thread)
 {
 	uint32_t pid;
 	int err = GET(f, pid);
@@ -290,7 +305,7 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 		return err;
 	p->pid = (int)pid;
 	buf_free(&p->strs.arena);
-	uint64_t arena = 0, nframes = 0, nstacks = 0, nthreads = 0, counted = 0, last_t = 0;
+	uint64_t arena = 0, nframes = 0, nstacks = 0, counted = 0, last_t = 0;
 	void *adata = NULL;
 	*cut_short = 1;
 	for (;;) {
@@ -322,18 +337,13 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 			free(k);
 		} else if (tag == 'T') {
 			struct profile_thread th;
-			if (len != sizeof(th) || (err = get(f, &th, sizeof(th)))) {
+			int64_t i;
+			if (len != sizeof(th) || (err = get(f, &th, sizeof(th))))
 				err = err ?: ERR_BAD_FILE;
-			} else {
-				uint64_t i = 0;
-				while (i < nthreads && p->threads[i].tid != th.tid)
-					i++;
-				struct profile_thread *v = i < nthreads ? p->threads : realloc(p->threads, (i + 1) * sizeof(*v));
-				if (!v)
-					err = -ENOMEM;
-				else
-					p->threads = v, p->threads[i] = th, nthreads += i == nthreads;
-			}
+			else if ((i = profile_thread_index(p, th.tid)) < 0)
+				err = (int)i;
+			else
+				p->threads[i].name = th.name;
 		} else if (tag == 'M') {
 			uint32_t m[2];
 			if (len != sizeof(m) || (err = get(f, m, sizeof(m))))
@@ -341,7 +351,7 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 			p->ruby_version = m[0];
 			p->command = m[1];
 		} else if (tag == 'D' && !keep_samples) {
-			err = count_samples(p, f, len, nstacks, &counted, &last_t);
+			err = count_samples(p, f, len, nstacks, &counted, &last_t, by_thread);
 		} else if (tag == 'D') {
 			err = append(f, (void **)&p->samples, &p->nsamples, len, sizeof(*p->samples), 1);
 		} else if (tag == 'E') {
@@ -367,7 +377,6 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short)
 	p->strs.arena.len = p->strs.arena.alloc = arena;
 	p->nframes = (uint32_t)nframes;
 	p->nstacks = (uint32_t)nstacks;
-	p->nthreads = (uint32_t)nthreads;
 	if (p->nsamples) {
 		counted = p->nsamples;
 		last_t = p->samples[p->nsamples - 1].t_ns;
@@ -389,14 +398,23 @@ int profile_read_raw(struct profile *p, FILE *f, int keep_samples, int *cut_shor
 	*cut_short = 0;
 	int err = profile_init(p);
 	err = err ?: get(f, magic, 8);
+	struct map by_thread;
+	map_init(&by_thread);
 	if (!err)
-		err = !memcmp(magic, MAGIC2, 8) ? read_v2(p, f) : !memcmp(magic, MAGIC3, 8) ? read_v3(p, f, keep_samples, cut_short)
-									      : ERR_BAD_FILE;
+		err = !memcmp(magic, MAGIC2, 8)	  ? read_v2(p, f)
+		      : !memcmp(magic, MAGIC3, 8) ? read_v3(p, f, keep_samples, cut_short, &by_thread)
+						  : ERR_BAD_FILE;
 	if (!err)
 		err = validate(p);
-	/* Counts per stack, from the samples kept (version 3 does not write them). */
+	/* Counts per stack, from the samples kept (version 3 does not write them), and each thread's states. */
 	if (!err && !memcmp(magic, MAGIC3, 8) && keep_samples)
 		for (uint64_t i = 0; i < p->nsamples; i++)
 			p->stacks[p->samples[i].stack].count++;
+	for (uint64_t i = 0; !err && i < p->nsamples; i++)
+		err = profile_count_states(p, p->samples[i].tid, p->samples[i].stack, 1);
+	uint64_t key, n;
+	for (size_t i = 0; !err && map_next(&by_thread, &i, &key, &n);)
+		err = profile_count_states(p, (int32_t)(key >> 32), (uint32_t)key, n);
+	map_free(&by_thread);
 	return err;
 }

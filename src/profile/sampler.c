@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../lib/err.h"
+#include "../proc/task.h"
 
 /* A sample's frames go into the profile with their kinds as they are. */
 _Static_assert((int)FRAME_RUBY == (int)PROFILE_FRAME_RUBY && (int)FRAME_CFUNC == (int)PROFILE_FRAME_CFUNC &&
@@ -30,8 +31,9 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 	s->process_frame = -1;
 	map_init(&s->frame_cache);
 	map_init(&s->threads_seen);
+	map_init(&s->state_frames);
 	s->sample = malloc(sizeof(*s->sample));
-	s->stack_buf = malloc((WALK_MAX_FRAMES + 3) * sizeof(*s->stack_buf));
+	s->stack_buf = malloc((WALK_MAX_FRAMES + 4) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
 }
 
@@ -41,6 +43,12 @@ void sampler_free(struct sampler *s)
 	free(s->stack_buf);
 	map_free(&s->frame_cache);
 	map_free(&s->threads_seen);
+	map_free(&s->state_frames);
+}
+
+int sampler_mode_parse(const char *name)
+{
+	return !strcmp(name, "wall") ? SAMPLER_WALL : !strcmp(name, "cpu") ? SAMPLER_CPU : !strcmp(name, "gvl") ? SAMPLER_GVL : -1;
 }
 
 static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
@@ -64,9 +72,68 @@ static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *
 	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
 }
 
+/*
+ * The frame over th's stack that says what it waits for: the GVL, a system
+ * call, or nothing we can name; 0 with *id = -1 when it needs none (running,
+ * in GC, or blocked or asleep in a method known to wait, which says it).
+ */
+static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, int64_t *id)
+{
+	int top_waits = th->nframes && th->frames[0].kind == FRAME_WAIT, state, sc = 0;
+	char name[64];
+	*id = -1;
+	if (th->state == THREAD_GVL_WAIT) {
+		state = PROFILE_STATE_GVL;
+		snprintf(name, sizeof(name), PROFILE_STATE_GVL_FRAME);
+	} else if (top_waits) {
+		return 0;
+	} else if (th->state == THREAD_BLOCKED && (th->syscall == TASK_ON_CPU || th->syscall == TASK_NO_SYSCALL)) {
+		state = PROFILE_STATE_RUNNING; /* C code that let go of the GVL, on a CPU or ready for one */
+		sc = th->syscall;
+		snprintf(name, sizeof(name), PROFILE_STATE_NOGVL_FRAME);
+	} else if (th->state == THREAD_BLOCKED) {
+		const char *call = th->syscall >= 0 ? task_syscall_name(th->syscall) : NULL;
+		state = PROFILE_STATE_BLOCKED;
+		sc = th->syscall >= 0 ? th->syscall + 1 : 0;
+		if (call)
+			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": %s)", call);
+		else if (th->syscall >= 0)
+			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": system call %d)", th->syscall);
+		else
+			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ")");
+	} else if (th->state == THREAD_SLEEPING) {
+		state = PROFILE_STATE_IDLE;
+		snprintf(name, sizeof(name), PROFILE_STATE_SLEEPING_FRAME);
+	} else {
+		return 0;
+	}
+	uint64_t key = (uint64_t)state << 32 | (uint32_t)sc, *hit = map_get(&s->state_frames, key);
+	if (hit) {
+		*id = (int64_t)*hit - 1;
+		return 0;
+	}
+	if ((*id = profile_frame(s->profile, name, "", 0, PROFILE_FRAME_STATE)) < 0)
+		return (int)*id;
+	return map_put(&s->state_frames, key, (uint64_t)*id + 1);
+}
+
+/* Does the profile count th, by the sampler's mode? */
+static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
+{
+	switch (s->mode) {
+	case SAMPLER_CPU:
+		/* Running by the kernel's account, and not in a method that waits nor for the GVL (a thread
+		   that was running a moment ago as the stack was read, on its way into a wait). */
+		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT && !(th->nframes && th->frames[0].kind == FRAME_WAIT);
+	case SAMPLER_GVL: return th->state == THREAD_GVL_WAIT;
+	}
+	return 1;
+}
+
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
-	int err = ruby_sample_take(s->target, s->sample, s->on_cpu ? WALK_KSTATE : 0);
+	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_KSTATE : 0) | (s->syscalls ? WALK_SYSCALL : 0);
+	int err = ruby_sample_take(s->target, s->sample, flags);
 	if (err == ERR_TORN) {
 		s->torn++;
 		return 0;
@@ -80,9 +147,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	s->salvaged += s->sample->salvaged;
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
-		/* On CPU: running by the kernel's account, and not in a method that waits (a thread that was
-		   running a moment ago as the stack was read, on its way into a wait). */
-		if (s->on_cpu && (th->kstate != 'R' || (th->nframes && th->frames[0].kind == FRAME_WAIT)))
+		if (!counted(s, th))
 			continue;
 		if (!th->nframes) {
 			s->empty++;
@@ -103,6 +168,11 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 				return (int)id;
 			s->stack_buf[n++] = (uint32_t)id;
 		}
+		int64_t state;
+		if ((err = state_frame(s, th, &state)))
+			return err;
+		if (state >= 0)
+			s->stack_buf[n++] = (uint32_t)state;
 		/* The profile's thread table changes only when a thread appears or is (re)named. */
 		uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
 		if (!(seen = map_get(&s->threads_seen, (uint32_t)th->tid)) || *seen != named) {

@@ -9,6 +9,9 @@
 #include "../ruby/walk.h"
 #include "profile.h"
 
+/* What a profile counts: every thread at every tick, threads on a CPU, or threads waiting for the GVL. */
+enum sampler_mode { SAMPLER_WALL, SAMPLER_CPU, SAMPLER_GVL };
+
 struct sampler {
 	struct ruby_target *target;
 	struct profile *profile;
@@ -18,7 +21,9 @@ struct sampler {
 	uint32_t *stack_buf;
 	int64_t process_frame; /* --subprocesses: a profile frame at the root of every stack, or -1 */
 	int threads_root; /* --threads: a root frame per thread */
-	int on_cpu;       /* --on-cpu: keep only threads the kernel shows running */
+	int mode;         /* enum sampler_mode (--mode; --on-cpu is SAMPLER_CPU) */
+	int syscalls;     /* --syscalls: name the system call of each blocked thread */
+	struct map state_frames; /* state << 32 | system call -> profile frame id + 1 */
 	uint64_t samples, errors, torn, empty;
 	uint64_t salvaged; /* thread stacks kept from their older frames after the top moved */
 };
@@ -27,6 +32,8 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
 void sampler_free(struct sampler *s);
 /* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */
 int sampler_tick(struct sampler *s, uint64_t t_ns);
+/* "wall", "cpu", "gvl" -> enum sampler_mode; -1 for anything else. */
+int sampler_mode_parse(const char *name);
 /* Monotonic time in ns. */
 uint64_t sampler_now(void);
 

@@ -128,6 +128,17 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 	*vhi = top & ~7ULL;
 	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
 }
+/*
+ * A thread's state from its status and unblocking function: Ruby marks a
+ * thread stopped for a blocking region (I/O, a C call without the GVL) as for
+ * a timed sleep, and sets an unblocking function only while it really waits;
+ * a thread out of either, not yet holding the GVL again, still shows stopped
+ * with none. So: the GVL's owner runs; a thread stopped for good (join, a
+ * lock, a queue) sleeps; one with an unblocking function is blocked (a timed
+ * sleep too: its frames say it waits); any other waits for the GVL. A C
+ * extension that lets go of the GVL with no unblocking function reads as
+ * waiting for the GVL.
+ */
 static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
 {
 	const struct ruby_layout *L = t->L;
@@ -136,9 +147,10 @@ static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t
 		return THREAD_KILLED;
 	if (gvl_owner == thaddr)
 		return THREAD_RUNNING;
-	if (status == (unsigned)L->thread_stopped || status == (unsigned)L->thread_stopped_forever)
+	int ubf = word(th, L->th_unblock_func) != 0;
+	if (status == (unsigned)L->thread_stopped_forever && ubf)
 		return THREAD_SLEEPING;
-	return word(th, L->th_unblock_func) ? THREAD_BLOCKED : THREAD_GVL_WAIT;
+	return ubf ? THREAD_BLOCKED : THREAD_GVL_WAIT;
 }
 
 static int32_t thread_tid(struct ruby_target *t, const unsigned char *th)
@@ -579,6 +591,11 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 */
 	ts->tid = ts->main && t->pid > 0 ? t->pid : host_tid(t, thread_tid(t, th));
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
+	ts->syscall = WALK_SYSCALL_UNKNOWN;
+	unsigned long long sp, pc;
+	if ((flags & WALK_SYSCALL) && ts->state == THREAD_BLOCKED && ts->tid && !t->core &&
+	    task_syscall(t->pid, ts->tid, &ts->syscall, &sp, &pc))
+		ts->syscall = WALK_SYSCALL_UNKNOWN;
 	uint64_t name = word(th, L->th_name);
 	if (name != w->name_val) {
 		char nbuf[256];

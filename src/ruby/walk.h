@@ -36,6 +36,7 @@ struct ruby_thread_sample {
 	uint32_t name;      /* strtab id of Thread#name, 0 if none */
 	int state;          /* enum thread_state */
 	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for */
+	int syscall;        /* a blocked thread's system call or TASK_ON_CPU (proc/task.h), WALK_SYSCALL_UNKNOWN unless asked for */
 	int main;           /* the main thread */
 	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
 	int nframes;
@@ -60,8 +61,10 @@ struct ruby_sample {
 enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
 
 enum {
-	WALK_KSTATE = 1, /* read each thread's kernel state */
+	WALK_KSTATE = 1,  /* read each thread's kernel state */
+	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */
 };
+#define WALK_SYSCALL_UNKNOWN (-3)
 
 /*
  * Take one sample. Returns 0 (threads that could not be read consistently are

@@ -1,0 +1,81 @@
+# states.sh: each thread's state in every sample: "(waiting for GVL)" and "(blocked: SYSCALL)" frames over the
+# stacks, --mode cpu|wall|gvl, the per-thread table of summary, state markers in the Firefox profile and
+# state tracks in speedscope; on every Ruby, cross-checked against --blocking (every thread stopped, exact).
+# Sourced by run (SUITE=spy, or SUITE=states alone).
+gvl=$top/tests/integration/ruby/gvl.rb
+
+# state_share FILE THREAD FIELD: a thread's share (%) in one column of summary's thread table, whose rows read
+# "NAME (tid N) SAMPLES RUNNING GVL-WAIT BLOCKED IDLE GC": field 6 GVL wait, 7 blocked, 8 idle; rounded to an
+# integer, empty if the thread is not in it.
+state_share() {
+	awk -v t="$2" -v c="$3" '$1 == t && $2 == "(tid" { v = $c; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$1"
+}
+between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+
+for ver in 3.1 3.3 2.7 3.4; do
+	if ! start_ruby "$ver" "$gvl"; then
+		skipped "states: ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
+		continue
+	fi
+	sum="$work/states-$ver.txt"
+	"$RBSCOPE" record -p "$pid" -r 200 -d 3 --syscalls -f summary -o "$sum" --raw "$work/states-$ver.raw" 2>"$work/states.err"
+	check "states: ruby $ver: record --syscalls exits 0 ($(tail -n 1 "$work/states.err"))" test $? = 0
+	for t in cpu-a cpu-b; do
+		share=$(state_share "$sum" $t 6)
+		check "states: ruby $ver: $t, one of two CPU-bound threads, waits for the GVL 35-65% of its samples (${share:-none}%)" \
+			between "$share" 35 65
+	done
+	for t in sleeper queue; do
+		share=$(state_share "$sum" $t 6) idle=$(state_share "$sum" $t 8)
+		check "states: ruby $ver: $t never waits for the GVL (${share:-none}%), idle >= 95% (${idle:-none}%)" \
+			sh -c "[ '$share' = 0 ] && [ '${idle:-0}' -ge 95 ]"
+	done
+	share=$(state_share "$sum" reader 7)
+	check "states: ruby $ver: the pipe reader is blocked >= 95% of its samples (${share:-none}%)" between "$share" 95 100
+	"$RBSCOPE" report -i "$work/states-$ver.raw" -f summary -o "$work/states-report.txt"
+	check "states: ruby $ver: report of --raw gives the same thread table" \
+		cmp -s <(sed -n '/^thread /,$p' "$sum") <(sed -n '/^thread /,$p' "$work/states-report.txt")
+
+	"$RBSCOPE" report -i "$work/states-$ver.raw" -f collapsed -o "$work/states.col"
+	check "states: ruby $ver: (waiting for GVL) over the CPU threads' stacks" \
+		grep -Eq 'Object#burn[^;]*;.*\(waiting for GVL\) [0-9]+$' "$work/states.col"
+	check "states: ruby $ver: (blocked: SYSCALL) over IO#read ($(grep -o '(blocked[^)]*)' "$work/states.col" | sort -u | tr '\n' ' '))" \
+		grep -Eq 'IO#read[^;]*;\(blocked: [a-z0-9_]+\) [0-9]+$' "$work/states.col"
+	check "states: ruby $ver: no state frame over a thread asleep in a method that waits" \
+		sh -c "! grep -Eq '(Kernel#sleep|Queue#pop|Thread::Queue#pop)[^;]*;\((blocked|sleeping)' '$work/states.col'"
+
+	"$RBSCOPE" record -p "$pid" -r 200 -d 1 --mode gvl -f collapsed -o "$work/gvl.col" 2>/dev/null
+	check "states: ruby $ver: --mode gvl: only GVL waits ($(awk '{s += $NF} END {print s + 0}' "$work/gvl.col") samples), all of the CPU threads" \
+		sh -c "[ -s '$work/gvl.col' ] && ! grep -v '(waiting for GVL) [0-9]*$' '$work/gvl.col' | grep -q . && ! grep -q 'sleeper\|reader' '$work/gvl.col'"
+	"$RBSCOPE" record -p "$pid" -r 200 -d 1 --mode cpu --threads -f collapsed -o "$work/cpu.col" 2>/dev/null
+	check "states: ruby $ver: --mode cpu: the CPU threads, never a wait ($(awk '{s += $NF} END {print s + 0}' "$work/cpu.col") samples)" \
+		sh -c "grep -q 'Object#burn' '$work/cpu.col' && ! grep -Eq '\((waiting|blocked|sleeping)|sleeper|queue|reader' '$work/cpu.col'"
+
+	# The exact reference: every thread stopped for each sample.
+	"$RBSCOPE" record -p "$pid" -r 100 -d 3 --blocking -f summary -o "$work/states-blocking.txt" 2>/dev/null
+	for t in cpu-a cpu-b; do
+		a=$(state_share "$sum" $t 6) b=$(state_share "$work/states-blocking.txt" $t 6)
+		check "states: ruby $ver: $t's GVL wait without stopping it (${a:-none}%) is within 15 pp of --blocking's (${b:-none}%)" \
+			sh -c "[ -n '$a' ] && [ -n '$b' ] && [ \$(( $a - $b )) -le 15 ] && [ \$(( $b - $a )) -le 15 ]"
+	done
+
+	"$RBSCOPE" report -i "$work/states-$ver.raw" -f firefox -o "$work/states.json"
+	check "states: ruby $ver: the Firefox profile has state markers per thread: cpu-a runs and waits, the sleeper never waits" \
+		ruby -rjson -e '
+			j = JSON.parse(File.read(ARGV[0]))
+			states = j["threads"].to_h { |t| [t["name"], t["markers"]["data"].map { |m| t["stringTable"][m[0]] }.uniq] }
+			ok = j["meta"]["markerSchema"].any? { |s| s["name"] == "ThreadState" } &&
+			  (states["cpu-a"] & ["running", "GVL wait"]).size == 2 && !states["sleeper"].include?("GVL wait") &&
+			  states["reader"] == ["blocked"] && j["threads"].all? { |t| t["markers"]["data"].all? { |m| m[2] > m[1] && m[5]["type"] == "ThreadState" } }
+			exit(ok ? 0 : 1)' "$work/states.json"
+	"$RBSCOPE" report -i "$work/states-$ver.raw" -f speedscope -o "$work/states.speedscope.json"
+	check "states: ruby $ver: speedscope has a state track per thread beside its stacks" \
+		ruby -rjson -e '
+			j = JSON.parse(File.read(ARGV[0]))
+			names = j["profiles"].map { |p| p["name"] }
+			track = j["profiles"].find { |p| p["name"] =~ /^cpu-a .* states$/ }
+			frames = j["shared"]["frames"]
+			seen = track && track["samples"].map { |s| frames[s[0]]["name"] }.uniq
+			exit(names.size == 12 && seen && (seen & ["(running)", "(GVL wait)"]).size == 2 ? 0 : 1)' "$work/states.speedscope.json"
+	stop_ruby "$pid"
+done

@@ -1,0 +1,153 @@
+/* test_profile.c: thread states as stacks show them, counted per thread, kept through --raw files and merges. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "profile/profile.h"
+
+/* A stack of frames given as (name, kind) pairs, root first; its id. */
+static uint32_t stack_of(struct profile *p, int n, const char *const *names, const uint32_t *kinds)
+{
+	uint32_t ids[8];
+	for (int i = 0; i < n; i++) {
+		int64_t id = profile_frame(p, names[i], "", 0, kinds[i]);
+		assert_true(id >= 0);
+		ids[i] = (uint32_t)id;
+	}
+	int64_t s = profile_stack(p, ids, (uint32_t)n);
+	assert_true(s >= 0);
+	return (uint32_t)s;
+}
+
+enum { RUNS, GVL, READ, SELECT, SLEEP, GC, NOGVL, NSTACKS };
+
+/* One stack per case, for thread tids 1 and 2: what each shows is the test's expectation. */
+static void make_stacks(struct profile *p, uint32_t *st)
+{
+	const uint32_t ruby2[] = { PROFILE_FRAME_RUBY, PROFILE_FRAME_RUBY };
+	const uint32_t state[] = { PROFILE_FRAME_RUBY, PROFILE_FRAME_STATE };
+	const uint32_t wait_state[] = { PROFILE_FRAME_WAIT, PROFILE_FRAME_STATE };
+	const uint32_t wait[] = { PROFILE_FRAME_RUBY, PROFILE_FRAME_WAIT };
+	const uint32_t gc[] = { PROFILE_FRAME_RUBY, PROFILE_FRAME_GC };
+	const uint32_t cfunc[] = { PROFILE_FRAME_CFUNC, PROFILE_FRAME_STATE };
+	st[RUNS] = stack_of(p, 2, (const char *const[]){ "main", "Foo#bar" }, ruby2);
+	st[GVL] = stack_of(p, 2, (const char *const[]){ "Foo#bar", PROFILE_STATE_GVL_FRAME }, state);
+	st[READ] = stack_of(p, 2, (const char *const[]){ "IO#read", "(blocked: read)" }, state);
+	st[SELECT] = stack_of(p, 2, (const char *const[]){ "IO.select", "(blocked: select)" }, wait_state);
+	st[SLEEP] = stack_of(p, 2, (const char *const[]){ "main", "Kernel#sleep" }, wait);
+	st[GC] = stack_of(p, 2, (const char *const[]){ "main", "(garbage collection)" }, gc);
+	st[NOGVL] = stack_of(p, 2, (const char *const[]){ "Zlib.deflate", PROFILE_STATE_NOGVL_FRAME }, cfunc);
+}
+
+static void test_stack_state(void **state)
+{
+	(void)state;
+	struct profile p;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	make_stacks(&p, st);
+	assert_int_equal(profile_stack_state(&p, st[RUNS]), PROFILE_STATE_RUNNING);
+	assert_int_equal(profile_stack_state(&p, st[GVL]), PROFILE_STATE_GVL);
+	assert_int_equal(profile_stack_state(&p, st[READ]), PROFILE_STATE_BLOCKED);
+	assert_int_equal(profile_stack_state(&p, st[SELECT]), PROFILE_STATE_IDLE); /* blocked in a wait: idle */
+	assert_int_equal(profile_stack_state(&p, st[SLEEP]), PROFILE_STATE_IDLE);
+	assert_int_equal(profile_stack_state(&p, st[GC]), PROFILE_STATE_GC);
+	assert_int_equal(profile_stack_state(&p, st[NOGVL]), PROFILE_STATE_RUNNING);
+	profile_free(&p);
+}
+
+/* Thread 1: 3 running, 2 GVL waits; thread 2: 4 blocked, 1 idle. */
+static void record(struct profile *p, uint32_t *st)
+{
+	const uint32_t plan[][2] = { { 1, RUNS }, { 2, READ }, { 1, GVL }, { 2, READ }, { 1, RUNS }, { 2, READ },
+				     { 1, GVL }, { 2, READ }, { 1, RUNS }, { 2, SLEEP } };
+	assert_int_equal(profile_thread(p, 1, "main"), 0);
+	assert_int_equal(profile_thread(p, 2, "reader"), 0);
+	for (size_t i = 0; i < sizeof(plan) / sizeof(*plan); i++)
+		assert_int_equal(profile_add(p, st[plan[i][1]], i * 1000, (int32_t)plan[i][0]), 0);
+}
+
+static void expect_states(const struct profile *p)
+{
+	const uint64_t want1[PROFILE_STATES] = { 3, 2, 0, 0, 0 }, want2[PROFILE_STATES] = { 0, 0, 4, 1, 0 };
+	int seen = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const uint64_t *want = p->threads[i].tid == 1 ? want1 : want2;
+		assert_true(p->threads[i].tid == 1 || p->threads[i].tid == 2);
+		assert_memory_equal(p->thread_states[i], want, sizeof(want1));
+		seen |= 1 << p->threads[i].tid;
+	}
+	assert_int_equal(seen, 6);
+	assert_string_equal(profile_thread_name(p, 2), "reader");
+}
+
+static void test_thread_states_counted(void **state)
+{
+	(void)state;
+	struct profile p;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	make_stacks(&p, st);
+	record(&p, st);
+	assert_int_equal(p.nthreads, 2);
+	expect_states(&p);
+	profile_free(&p);
+}
+
+/* Written as a --raw file and read back, whether the reader keeps the samples or only counts them. */
+static void test_thread_states_raw(void **state)
+{
+	(void)state;
+	for (int keep = 0; keep < 2; keep++) {
+		struct profile p, q;
+		struct raw_writer w;
+		uint32_t st[NSTACKS];
+		FILE *f = tmpfile();
+		assert_non_null(f);
+		assert_int_equal(profile_init(&p), 0);
+		p.keep_samples = 1;
+		make_stacks(&p, st);
+		assert_int_equal(raw_writer_start(&w, f, &p), 0);
+		record(&p, st);
+		assert_int_equal(raw_writer_finish(&w, &p, 0), 0);
+		rewind(f);
+		int cut = 1;
+		assert_int_equal(profile_read_raw(&q, f, keep, &cut), 0);
+		assert_int_equal(cut, 0);
+		expect_states(&q);
+		profile_free(&q);
+		profile_free(&p);
+		fclose(f);
+	}
+}
+
+static void test_thread_states_merged(void **state)
+{
+	(void)state;
+	struct profile p, m;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	assert_int_equal(profile_init(&m), 0);
+	make_stacks(&p, st);
+	record(&p, st);
+	assert_int_equal(profile_merge(&m, &p), 0);
+	expect_states(&m);
+	profile_free(&m);
+	profile_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stack_state),
+		cmocka_unit_test(test_thread_states_counted),
+		cmocka_unit_test(test_thread_states_raw),
+		cmocka_unit_test(test_thread_states_merged),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
