@@ -22,7 +22,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu, subprocesses, blocking, mode, syscalls;
+	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native;
 	char **command;
 };
 
@@ -55,6 +55,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "syscalls", &o->syscalls,
 			 "name the system call each blocked thread is in, \"(blocked: read)\" (one\n"
 			 "read of /proc per blocked thread per sample)"),
+		OPT_FLAG(0, "native", &o->native,
+			 "put the native functions the innermost C method called (libc, libz,\n"
+			 "extensions) over it, unwound with their call-frame information; a thread\n"
+			 "on a CPU is stopped (ptrace) for the microseconds its registers take"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
@@ -73,6 +77,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return error("give either -p PID or -- COMMAND"), EXIT_USAGE;
 	if (o->on_cpu)
 		o->mode = SAMPLER_CPU;
+	if (o->native && o->blocking)
+		return error("--native stops only the threads it must, --blocking all of them: give one"), EXIT_USAGE;
 	return 0;
 }
 
@@ -237,6 +243,7 @@ int cmd_record(int argc, char **argv)
 	ps.threads_root = o.threads;
 	ps.mode = o.mode;
 	ps.syscalls = o.syscalls;
+	ps.native = o.native;
 	ps.blocking = o.blocking;
 	ps.verbose = isatty(2);
 	ps.attach = &builtin_attach_opts;

@@ -18,7 +18,7 @@
 static const char *kind_name(uint32_t kind)
 {
 	return kind == FRAME_CFUNC ? "cfunc" : kind == FRAME_TRUNCATED ? "truncated" : kind == FRAME_WAIT ? "wait"
-		: kind == FRAME_GC ? "gc" : "ruby";
+		: kind == FRAME_GC ? "gc" : kind == FRAME_NATIVE ? "native" : "ruby";
 }
 
 /* " in read", " without the GVL" (on a CPU or ready for one), or "" when the system call is unknown. */
@@ -54,8 +54,11 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 				printf("    (older frames not shown)\n");
 				continue;
 			}
-			printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name),
-			       f->path ? strtab_get(&t->strs, f->path) : "?", f->line);
+			if (f->kind == FRAME_NATIVE)
+				printf("    %s [native, %s]\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path));
+			else
+				printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name),
+				       f->path ? strtab_get(&t->strs, f->path) : "?", f->line);
 		}
 	}
 	if (s->torn)
@@ -135,7 +138,7 @@ static int open_core(struct core *c, struct ruby_target *t, const char *path, co
 
 int cmd_snapshot(int argc, char **argv)
 {
-	int pid = 0, json = 0, first, rc;
+	int pid = 0, json = 0, native = 0, first, rc;
 	const char *core_path = NULL, *sysroot = NULL;
 	const struct opt opts[] = {
 		OPT_PID(&pid, "the Ruby process"),
@@ -144,11 +147,15 @@ int cmd_snapshot(int argc, char **argv)
 			   "where the core's mapped files are (default /; a container's or\n"
 			   "chroot's root): what the core left out is read from them"),
 		OPT_FLAG(0, "json", &json, "one JSON object instead of text"),
+		OPT_FLAG(0, "native", &native,
+			 "also the native functions the innermost C method called (libc, libz,\n"
+			 "extensions), unwound with their call-frame information; a thread on a CPU\n"
+			 "is stopped (ptrace) for the microseconds its registers take"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json]",
+		.usage = "rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json] [--native]",
 		.about = "Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
 			 "state, and each frame as `label (path:line)` with the line executing now. With --core, the\n"
 			 "same from an ELF core file (gdb's gcore, the kernel, `coredumpctl dump`).",
@@ -158,6 +165,8 @@ int cmd_snapshot(int argc, char **argv)
 		return rc;
 	if ((rc = builtin_no_args(argc, argv, first)))
 		return rc;
+	if (native && core_path)
+		return error("--native reads a live thread's registers: not from a core"), EXIT_USAGE;
 	if (!pid == !core_path)
 		return error("give either -p PID or --core CORE"), EXIT_USAGE;
 	if (sysroot && !core_path)
@@ -170,7 +179,7 @@ int cmd_snapshot(int argc, char **argv)
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
 	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged))); attempt++)
-		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE | WALK_SYSCALL);
+		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE | WALK_SYSCALL | (native ? WALK_NATIVE : 0));
 	if (err) {
 		rc = core_path ? err_report(err, "cannot read the threads in core '%s'", core_path)
 			       : err_report(err, "cannot read the threads of process %d", pid);

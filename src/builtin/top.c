@@ -28,7 +28,7 @@ struct window {
 };
 
 struct view {
-	int tty, by_total, mode, on_cpu; /* mode: enum sampler_mode */
+	int tty, by_total, mode, on_cpu, native; /* mode: enum sampler_mode */
 	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
 };
 
@@ -124,7 +124,7 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 }
 
 /* Start the window afresh (both halves), each sampler counting by mode. */
-static int reset_window(struct window *w, struct ruby_target *t, int mode)
+static int reset_window(struct window *w, struct ruby_target *t, int mode, int native)
 {
 	int err = 0;
 	for (int h = 0; h < 2 && !err; h++) {
@@ -133,6 +133,7 @@ static int reset_window(struct window *w, struct ruby_target *t, int mode)
 		err = profile_init(&w->halves[h]);
 		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
 		w->samplers[h].mode = mode;
+		w->samplers[h].native = native;
 	}
 	return err;
 }
@@ -157,11 +158,14 @@ int cmd_top(int argc, char **argv)
 		OPT_CHOICE(0, "sort", &v.by_total, "self|total", "order by self (default) or total", sorts),
 		BUILTIN_OPT_MODE(&v.mode),
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
+		OPT_FLAG(0, "native", &v.native,
+			 "count the native functions C methods call, as record --native does (a\n"
+			 "thread on a CPU is stopped for the microseconds its registers take)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl]",
+		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl] [--native]",
 		.about = "Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
 			 "and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
 			 "samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
@@ -186,7 +190,7 @@ int cmd_top(int argc, char **argv)
 	struct window w = { .cur = 0 };
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
-	int err = reset_window(&w, &t, v.mode);
+	int err = reset_window(&w, &t, v.mode, v.native);
 	uint64_t step = (uint64_t)(1e9 / rate), start = sampler_now(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
 	while (!err && !builtin_stop && count != 0) {
@@ -205,6 +209,7 @@ int cmd_top(int argc, char **argv)
 			err = err ?: profile_init(&w.halves[w.cur]);
 			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
 			w.samplers[w.cur].mode = v.mode;
+			w.samplers[w.cur].native = v.native;
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
 		next += step;
@@ -223,7 +228,7 @@ int cmd_top(int argc, char **argv)
 				v.by_total = key == 't';
 			} else if (key == 'c') {
 				v.mode = v.mode == SAMPLER_CPU ? SAMPLER_WALL : SAMPLER_CPU;
-				err = reset_window(&w, &t, v.mode); /* what the window held was counted the other way */
+				err = reset_window(&w, &t, v.mode, v.native); /* what the window held was counted the other way */
 			} else {
 				redraw = 0;
 			}

@@ -17,13 +17,14 @@
 #define GECKO_VERSION 29
 #define LABEL_MAX (1 << 20)
 
-enum { CATEGORY_RUBY, CATEGORY_C, CATEGORY_OTHER, CATEGORY_IDLE, CATEGORY_GC };
+enum { CATEGORY_RUBY, CATEGORY_C, CATEGORY_OTHER, CATEGORY_IDLE, CATEGORY_GC, CATEGORY_NATIVE };
 static const char categories[] =
 	"[{\"name\":\"Ruby\",\"color\":\"red\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"C\",\"color\":\"blue\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Idle\",\"color\":\"transparent\",\"subcategories\":[\"Other\"]},"
-	"{\"name\":\"GC / CC\",\"color\":\"orange\",\"subcategories\":[\"Other\"]}]";
+	"{\"name\":\"GC / CC\",\"color\":\"orange\",\"subcategories\":[\"Other\"]},"
+	"{\"name\":\"Native\",\"color\":\"green\",\"subcategories\":[\"Other\"]}]";
 
 struct gecko_stack {
 	uint32_t prefix; /* a stack index + 1, 0 for a root */
@@ -138,6 +139,7 @@ static int category_of(const struct profile_frame *fr)
 	case PROFILE_FRAME_WAIT:
 	case PROFILE_FRAME_STATE: return CATEGORY_IDLE; /* off the CPU: waiting for the GVL, blocked, asleep */
 	case PROFILE_FRAME_GC: return CATEGORY_GC;
+	case PROFILE_FRAME_NATIVE: return CATEGORY_NATIVE;
 	}
 	return CATEGORY_OTHER;
 }

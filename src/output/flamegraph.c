@@ -184,7 +184,7 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	return 0;
 }
 
-enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_WAITING, FG_OTHER };
+enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_WAITING, FG_NATIVE, FG_OTHER };
 
 static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 {
@@ -195,6 +195,7 @@ static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 	case PROFILE_FRAME_TRUNCATED: return FG_OTHER;
 	case PROFILE_FRAME_GC: return FG_GC;
 	case PROFILE_FRAME_WAIT: return FG_IDLE;
+	case PROFILE_FRAME_NATIVE: return FG_NATIVE;
 	case PROFILE_FRAME_STATE:
 		if (!strcmp(name, PROFILE_STATE_NOGVL_FRAME))
 			return FG_CFUNC;
@@ -216,6 +217,7 @@ static void colour(const char *name, enum fg_kind k, int rgb[3])
 	case FG_GC: rgb[0] = 150 + a % 40, rgb[1] = 90 + b % 30, rgb[2] = 200 + a % 40; break;
 	case FG_IDLE: rgb[0] = 175 + a % 20, rgb[1] = 185 + a % 20, rgb[2] = 205 + b % 20; break;
 	case FG_WAITING: rgb[0] = 235 + a % 20, rgb[1] = 200 + b % 30, rgb[2] = 60 + a % 30; break;
+	case FG_NATIVE: rgb[0] = 90 + a % 40, rgb[1] = 180 + b % 50, rgb[2] = 80 + a % 30; break;
 	default: rgb[0] = rgb[1] = rgb[2] = 190 + a % 20; break;
 	}
 }
@@ -320,9 +322,9 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 	xml_write_text(f, title, sizeof(title));
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
-	static const char *names[] = { "Ruby", "C method", "GC", "idle (sleep, wait, I/O select)", "waiting for the GVL, blocked" };
+	static const char *names[] = { "Ruby", "C method", "GC", "idle", "waiting for the GVL, blocked", "native" };
 	double lx = 110;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		int rgb[3];
 		colour("legend", (enum fg_kind)k, rgb);
 		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
+#include <time.h>
 #include <sys/wait.h>
 
 #include "../lib/err.h"
@@ -73,11 +75,11 @@ static void forget(struct pauser *pz, int i)
  * sees every signal it would have seen) and the wait goes on for ours.
  * Returns 0, or 1 if the thread exited.
  */
-static int wait_stopped(struct pauser *pz, int i)
+static int wait_tid_stopped(pid_t tid)
 {
 	for (;;) {
 		int status;
-		pid_t r = waitpid(pz->tid[i], &status, __WALL);
+		pid_t r = waitpid(tid, &status, __WALL);
 		if (r < 0)
 			return errno == ECHILD ? 1 : -errno;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -87,9 +89,43 @@ static int wait_stopped(struct pauser *pz, int i)
 		if (status >> 16 == PTRACE_EVENT_STOP)
 			return 0;
 		/* A signal on its way to the thread: deliver it and wait for our stop. */
-		if (ptrace(PTRACE_CONT, pz->tid[i], NULL, (void *)(long)WSTOPSIG(status)) < 0)
+		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(status)) < 0)
 			return errno == ESRCH ? 1 : -errno;
 	}
+}
+
+static int wait_stopped(struct pauser *pz, int i)
+{
+	return wait_tid_stopped(pz->tid[i]);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns)
+{
+	uint64_t t0 = now_ns();
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
+		return errno == ESRCH ? ERR_GONE : -errno;
+	int err = ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ? -errno : 0;
+	int r = err ? 0 : wait_tid_stopped(tid);
+	struct user_regs_struct u;
+	if (!err && r == 0 && ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
+		err = -errno;
+	if (r == 0)
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+	*stopped_ns = now_ns() - t0;
+	if (err || r)
+		return err ? err : r == 1 ? ERR_GONE : r;
+	/* DWARF's x86-64 register numbers */
+	const uint64_t v[17] = { u.rax, u.rdx, u.rcx, u.rbx, u.rsi, u.rdi, u.rbp, u.rsp, u.r8, u.r9,
+				 u.r10, u.r11, u.r12, u.r13, u.r14, u.r15, u.rip };
+	memcpy(regs, v, sizeof(v));
+	return 0;
 }
 
 int pauser_stop(struct pauser *pz)

@@ -2,6 +2,7 @@
 #ifndef RBSCOPE_PAUSE_H
 #define RBSCOPE_PAUSE_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -27,5 +28,13 @@ int pauser_stop(struct pauser *pz);
 int pauser_resume(struct pauser *pz);
 /* Let every thread go for good. */
 void pauser_detach(struct pauser *pz);
+
+/*
+ * Stop one thread (PTRACE_SEIZE, PTRACE_INTERRUPT), copy its registers in
+ * DWARF's x86-64 order (rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip), and let
+ * it go; *stopped_ns is how long that took. 0, ERR_GONE, -EPERM (another
+ * tracer holds it) or another negative code.
+ */
+int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns);
 
 #endif

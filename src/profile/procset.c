@@ -53,6 +53,7 @@ static int start(struct procset *ps, struct proc_entry *e)
 	e->s.threads_root = ps->threads_root;
 	e->s.mode = ps->mode;
 	e->s.syscalls = ps->syscalls;
+	e->s.native = ps->native;
 	if (ps->follow) {
 		char cmd[256] = "", name[320];
 		task_cmdline(e->pid, cmd, sizeof(cmd));

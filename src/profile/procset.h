@@ -32,7 +32,7 @@ struct procset {
 	int n, live;
 	size_t cap;
 	int follow, threads_root, verbose;
-	int mode, syscalls; /* as struct sampler's */
+	int mode, syscalls, native; /* as struct sampler's */
 	int blocking; /* stop each process's threads around its sample (ptrace) */
 	uint64_t next_discover;
 	uint64_t followed; /* descendants attached */

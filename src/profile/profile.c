@@ -155,17 +155,18 @@ int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_
 int profile_stack_state(const struct profile *p, uint32_t stack)
 {
 	const struct profile_stack *s = &p->stacks[stack];
-	if (!s->len)
-		return PROFILE_STATE_RUNNING;
-	const struct profile_frame *top = &p->frames[p->pool[s->start + s->len - 1]];
-	const struct profile_frame *under = s->len > 1 ? &p->frames[p->pool[s->start + s->len - 2]] : NULL;
-	switch (top->kind) {
-	case PROFILE_FRAME_GC: return PROFILE_STATE_GC;
-	case PROFILE_FRAME_WAIT: return PROFILE_STATE_IDLE;
-	case PROFILE_FRAME_STATE: break;
-	default: return PROFILE_STATE_RUNNING;
+	const uint32_t *f = p->pool + s->start;
+	int64_t i = (int64_t)s->len - 1;
+	const struct profile_frame *state = i >= 0 && p->frames[f[i]].kind == PROFILE_FRAME_STATE ? &p->frames[f[i--]] : NULL;
+	while (i >= 0 && p->frames[f[i]].kind == PROFILE_FRAME_NATIVE)
+		i--; /* --native: the frames a C method called, over it */
+	const struct profile_frame *top = i >= 0 ? &p->frames[f[i]] : NULL;
+	if (!state) {
+		if (top && top->kind == PROFILE_FRAME_GC)
+			return PROFILE_STATE_GC;
+		return top && top->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_RUNNING;
 	}
-	const char *name = strtab_get(&p->strs, top->name);
+	const char *name = strtab_get(&p->strs, state->name);
 	if (!strcmp(name, PROFILE_STATE_GVL_FRAME))
 		return PROFILE_STATE_GVL;
 	if (!strcmp(name, PROFILE_STATE_SLEEPING_FRAME))
@@ -173,7 +174,7 @@ int profile_stack_state(const struct profile *p, uint32_t stack)
 	if (strncmp(name, PROFILE_STATE_BLOCKED_FRAME, strlen(PROFILE_STATE_BLOCKED_FRAME)))
 		return PROFILE_STATE_RUNNING; /* running without the GVL */
 	/* Blocked in a method that waits (IO.select, a lock): idle, not slow I/O. */
-	return under && under->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
+	return top && top->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
 }
 
 const char *profile_state_name(int state)

@@ -17,6 +17,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_GC = 3,        /* the VM collecting garbage, a pseudo-frame over the frame that triggered it */
 	PROFILE_FRAME_WAIT = 4,      /* a method known to wait: sleep, Mutex#lock, Queue#pop, IO.select... */
 	PROFILE_FRAME_STATE = 5,     /* the thread's state over its stack: "(waiting for GVL)", "(blocked: read)"... */
+	PROFILE_FRAME_NATIVE = 6,    /* --native: a native function over the C method that called it; path is its file */
 	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
 };
 

@@ -13,7 +13,7 @@
 /* A sample's frames go into the profile with their kinds as they are. */
 _Static_assert((int)FRAME_RUBY == (int)PROFILE_FRAME_RUBY && (int)FRAME_CFUNC == (int)PROFILE_FRAME_CFUNC &&
 		       (int)FRAME_TRUNCATED == (int)PROFILE_FRAME_TRUNCATED && (int)FRAME_GC == (int)PROFILE_FRAME_GC &&
-		       (int)FRAME_WAIT == (int)PROFILE_FRAME_WAIT,
+		       (int)FRAME_WAIT == (int)PROFILE_FRAME_WAIT && (int)FRAME_NATIVE == (int)PROFILE_FRAME_NATIVE,
 	       "frame kinds: walk.h and profile.h must agree");
 
 uint64_t sampler_now(void)
@@ -72,6 +72,15 @@ static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *
 	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
 }
 
+/* The innermost frame of th's that is not native (--native puts those over the C method that called them). */
+static int ruby_top(const struct ruby_thread_sample *th)
+{
+	int top = 0;
+	while (top < th->nframes && th->frames[top].kind == FRAME_NATIVE)
+		top++;
+	return top;
+}
+
 /*
  * The frame over th's stack that says what it waits for: the GVL, a system
  * call, or nothing we can name; 0 with *id = -1 when it needs none (running,
@@ -79,7 +88,8 @@ static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *
  */
 static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, int64_t *id)
 {
-	int top_waits = th->nframes && th->frames[0].kind == FRAME_WAIT, state, sc = 0;
+	int top = ruby_top(th);
+	int top_waits = top < th->nframes && th->frames[top].kind == FRAME_WAIT, state, sc = 0;
 	char name[64];
 	*id = -1;
 	if (th->state == THREAD_GVL_WAIT) {
@@ -124,7 +134,8 @@ static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
 	case SAMPLER_CPU:
 		/* Running by the kernel's account, and not in a method that waits nor for the GVL (a thread
 		   that was running a moment ago as the stack was read, on its way into a wait). */
-		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT && !(th->nframes && th->frames[0].kind == FRAME_WAIT);
+		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT &&
+		       !(ruby_top(th) < th->nframes && th->frames[ruby_top(th)].kind == FRAME_WAIT);
 	case SAMPLER_GVL: return th->state == THREAD_GVL_WAIT;
 	}
 	return 1;
@@ -132,7 +143,8 @@ static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
-	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_KSTATE : 0) | (s->syscalls ? WALK_SYSCALL : 0);
+	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_KSTATE : 0) | (s->syscalls ? WALK_SYSCALL : 0) |
+			 (s->native ? WALK_NATIVE : 0);
 	int err = ruby_sample_take(s->target, s->sample, flags);
 	if (err == ERR_TORN) {
 		s->torn++;

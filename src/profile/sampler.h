@@ -23,6 +23,7 @@ struct sampler {
 	int threads_root; /* --threads: a root frame per thread */
 	int mode;         /* enum sampler_mode (--mode; --on-cpu is SAMPLER_CPU) */
 	int syscalls;     /* --syscalls: name the system call of each blocked thread */
+	int native;       /* --native: native frames over the C method that called them */
 	struct map state_frames; /* state << 32 | system call -> profile frame id + 1 */
 	uint64_t samples, errors, torn, empty;
 	uint64_t salvaged; /* thread stacks kept from their older frames after the top moved */

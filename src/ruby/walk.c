@@ -8,6 +8,7 @@
 
 #include "../lib/err.h"
 #include "../proc/task.h"
+#include "../proc/unwind.h"
 #include "frames.h"
 #include "iseq.h"
 #include "object.h"
@@ -70,6 +71,9 @@ struct walk_cache {
 	uint64_t (*eps)[EP_WORDS];
 	struct mem_iov *iov;
 	size_t n_cap;       /* entries in eps and iov */
+	struct unwinder *unwind; /* WALK_NATIVE: opened on first use */
+	int unwind_err;          /* why it could not be opened (then not tried again) */
+	struct native_frame native[NATIVE_MAX];
 };
 
 void ruby_walk_free(struct ruby_target *t)
@@ -79,6 +83,9 @@ void ruby_walk_free(struct ruby_target *t)
 	free(t->walk->buf);
 	free(t->walk->eps);
 	free(t->walk->iov);
+	if (t->walk->unwind)
+		unwind_close(t->walk->unwind);
+	free(t->walk->unwind);
 	free(t->walk);
 	t->walk = NULL;
 }
@@ -568,6 +575,61 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 	return ERR_TORN;
 }
 
+/*
+ * How many of n native frames (innermost first) run above the thread's Ruby
+ * frames: the functions the innermost C method called, in its extension and
+ * the libraries under it (libz, libxml2, libc), until the VM's own call
+ * machinery: a run of NATIVE_VM_RUN frames in libruby. A shorter run between
+ * two frames of other files (rb_nogvl, rb_protect, rb_ensure) is the C
+ * method's own doing and is kept.
+ */
+#define NATIVE_VM_RUN 3
+static int native_above(const struct native_frame *f, int n)
+{
+	int k = 0;
+	while (k < n) {
+		if (!f[k].in_libruby) {
+			k++;
+			continue;
+		}
+		int run = 0;
+		while (k + run < n && f[k + run].in_libruby)
+			run++;
+		if (run >= NATIVE_VM_RUN || k + run == n || k == 0)
+			break;
+		k += run;
+	}
+	return k;
+}
+
+/* Put the thread's own native frames over its Ruby frames (WALK_NATIVE). */
+static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts)
+{
+	struct walk_cache *c = t->walk;
+	if (!c->unwind && !c->unwind_err) {
+		c->unwind = calloc(1, sizeof(*c->unwind));
+		c->unwind_err = !c->unwind ? -ENOMEM : unwind_open(c->unwind, t->pid, &t->mem, t->lib_path, &t->strs);
+		if (c->unwind_err && c->unwind) {
+			unwind_close(c->unwind);
+			free(c->unwind);
+			c->unwind = NULL;
+		}
+	}
+	if (!c->unwind)
+		return;
+	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr);
+	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr >= TASK_ON_CPU)
+		ts->syscall = nr; /* read anyway: the state frame can name it */
+	int k = n > 0 ? native_above(c->native, n) : 0;
+	if (!k || s->nframes_total + (uint32_t)ts->nframes + (uint32_t)k > WALK_MAX_TOTAL)
+		return;
+	memmove(ts->frames + k, ts->frames, (size_t)ts->nframes * sizeof(*ts->frames));
+	for (int i = 0; i < k; i++)
+		ts->frames[i] = (struct ruby_frame){ c->native[i].name, c->native[i].module, 0, FRAME_NATIVE };
+	ts->nframes += k;
+	s->native_stops = c->unwind->stops;
+}
+
 /* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
 static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
 			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
@@ -618,6 +680,8 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		ts->frames[0] = (struct ruby_frame){ ruby_intern(t, names[s->gc]), 0, 0, FRAME_GC };
 		ts->nframes++;
 	}
+	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core)
+		add_native(t, s, ts);
 	s->nframes_total += (uint32_t)ts->nframes;
 	s->nthreads++;
 }

@@ -13,6 +13,7 @@ enum frame_kind {
 	FRAME_TRUNCATED = 2,
 	FRAME_GC = 3,   /* "(garbage collection: marking)": the VM is collecting; above the frame that allocated */
 	FRAME_WAIT = 4, /* a method known to wait (ruby_wait_method) */
+	FRAME_NATIVE = 6, /* WALK_NATIVE: a native function the innermost C method called; path is its file */
 };
 
 struct ruby_frame {
@@ -56,6 +57,7 @@ struct ruby_sample {
 	uint32_t retried;  /* re-reads because the stack moved under the read */
 	uint32_t salvaged; /* threads kept without frames that did not read as frames (the stack moved under the read) */
 	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
+	uint64_t native_stops; /* WALK_NATIVE: threads stopped to read their registers, since the target was attached */
 };
 
 enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
@@ -63,7 +65,9 @@ enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
 enum {
 	WALK_KSTATE = 1,  /* read each thread's kernel state */
 	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */
+	WALK_NATIVE = 4,  /* unwind each thread's native stack: off a CPU from /proc, running by stopping it (ptrace) */
 };
+#define NATIVE_MAX 128 /* native frames unwound per thread */
 #define WALK_SYSCALL_UNKNOWN (-3)
 
 /*

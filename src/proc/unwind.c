@@ -1,0 +1,261 @@
+/* unwind.c: a thread's native stack, unwound from its registers with the target's own call-frame information. */
+#include "unwind.h"
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+#include "pause.h"
+#include "task.h"
+
+#define STACK_COPY (32u << 10) /* bytes of stack read in one go from sp: most unwinds need no other read */
+#define DWARF_SP 7
+#define DWARF_PC 16
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl, (void)arg, (void)thread_argp;
+	return 0; /* threads are named one at a time (dwfl_getthread_frames) */
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl, (void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	struct unwinder *u = arg;
+	if (addr >= u->stack_lo && addr - u->stack_lo + 8 <= u->stack_len) {
+		memcpy(result, u->stack + (addr - u->stack_lo), 8);
+		return true;
+	}
+	uint64_t v;
+	if (mem_read_u64(u->mem, addr, &v))
+		return false;
+	*result = v;
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwinder *u = arg;
+	if (u->nregs)
+		return dwfl_thread_state_registers(thread, 0, 17, u->regs);
+	/* Only the stack and instruction pointers: frames whose CFA needs another register end the walk. */
+	dwfl_thread_state_register_pc(thread, u->regs[DWARF_PC]);
+	return dwfl_thread_state_registers(thread, DWARF_SP, 1, &u->regs[DWARF_SP]);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+/* Report every mapped ELF file to dwfl at the address of its first mapping. */
+static int report_modules(struct unwinder *u, const char *libruby)
+{
+	struct maps_object *objs;
+	int n, err = maps_objects(&u->maps, &objs, &n);
+	if (err)
+		return err;
+	Dwfl *dwfl = u->dwfl;
+	dwfl_report_begin(dwfl);
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		const struct map_entry *first = &u->maps.v[objs[i].first];
+		if (first->offset || maps_object_path(u->pid, &u->maps, &objs[i], path, sizeof(path)))
+			continue;
+		if (!dwfl_report_elf(dwfl, base_name(objs[i].path), path, -1, first->start, false))
+			continue; /* not an ELF file (a font, a locale archive) */
+		if (libruby && !strcmp(base_name(objs[i].path), base_name(libruby))) {
+			u->libruby_lo = first->start;
+			u->libruby_hi = u->maps.v[objs[i].last].end;
+		}
+	}
+	free(objs);
+	dwfl_report_end(dwfl, NULL, NULL);
+	return 0;
+}
+
+int unwind_open(struct unwinder *u, pid_t pid, struct mem *mem, const char *libruby_path, struct strtab *strs)
+{
+	memset(u, 0, sizeof(*u));
+	u->pid = pid;
+	u->mem = mem;
+	u->strs = strs;
+	map_init(&u->names);
+	int err = maps_read(pid, &u->maps);
+	if (err)
+		return err;
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return -ENOMEM;
+	u->dwfl = dwfl;
+	if ((err = report_modules(u, libruby_path)))
+		return err;
+	if (!dwfl_attach_state(dwfl, NULL, pid, &thread_callbacks, u))
+		return ERR_UNSUPPORTED;
+	return 0;
+}
+
+void unwind_close(struct unwinder *u)
+{
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	maps_free(&u->maps);
+	map_free(&u->names);
+	free(u->stack);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Thread tid's registers, into u: without a stop when it is off a CPU, else stopped when allowed. */
+static int thread_registers(struct unwinder *u, pid_t tid, int allow_stop, int *nr_out)
+{
+	int nr;
+	unsigned long long sp, pc;
+	int err = task_syscall(u->pid, tid, &nr, &sp, &pc);
+	if (err)
+		return err;
+	*nr_out = nr;
+	if (nr != TASK_ON_CPU && sp && pc) {
+		u->nregs = 0;
+		u->regs[DWARF_SP] = sp;
+		u->regs[DWARF_PC] = pc;
+		return 0;
+	}
+	if (!allow_stop)
+		return -EAGAIN;
+	uint64_t stopped_ns;
+	if ((err = pause_thread_regs(tid, u->regs, &stopped_ns)))
+		return err;
+	u->stops++;
+	u->stop_ns += stopped_ns;
+	u->nregs = 17;
+	return 0;
+}
+
+/* Copy the stack from sp on (as much of STACK_COPY as is mapped) for memory_read to serve. */
+static void copy_stack(struct unwinder *u)
+{
+	uint64_t sp = u->regs[DWARF_SP];
+	u->stack_len = 0;
+	if (!u->stack && !(u->stack = malloc(STACK_COPY)))
+		return;
+	const struct map_entry *e = maps_find(&u->maps, sp);
+	uint64_t len = STACK_COPY;
+	if (e && e->end - sp < len)
+		len = e->end - sp;
+	if (!mem_read(u->mem, sp, u->stack, len)) {
+		u->stack_lo = sp;
+		u->stack_len = len;
+	}
+}
+
+struct walk {
+	struct unwinder *u;
+	struct native_frame *out;
+	int n, max;
+};
+
+/* The name of the function at pc (a return address when !activation), cached. */
+static void name_frame(struct unwinder *u, struct native_frame *f, int activation)
+{
+	uint64_t at = activation ? f->pc : f->pc - 1;
+	uint64_t *hit = map_get(&u->names, at);
+	f->in_libruby = at >= u->libruby_lo && at < u->libruby_hi;
+	if (hit) {
+		f->name = (uint32_t)(*hit >> 32);
+		f->module = (uint32_t)*hit;
+		return;
+	}
+	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
+	const char *mname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+	const char *sym = mod ? dwfl_module_addrname(mod, at) : NULL;
+	char buf[512];
+	if (!sym) {
+		/* No symbol (a stripped static function): named by where its code starts, as its CFI says,
+		   so that every sample in it is one frame. */
+		Dwarf_Addr bias = 0, start = 0, end = 0;
+		Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+		Dwarf_Frame *fr = NULL;
+		if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &fr) && dwarf_frame_info(fr, &start, &end, NULL) >= 0)
+			start += bias;
+		else if (mod)
+			dwfl_module_getelf(mod, &bias), start = at;
+		free(fr);
+		snprintf(buf, sizeof(buf), "%s+0x%llx", mname ? mname : "?", (unsigned long long)(start - bias));
+		sym = buf;
+	}
+	int64_t name = strtab_intern(u->strs, sym, strlen(sym));
+	int64_t m = strtab_intern(u->strs, mname ? mname : "?", strlen(mname ? mname : "?"));
+	f->name = name < 0 ? 0 : (uint32_t)name;
+	f->module = m < 0 ? 0 : (uint32_t)m;
+	map_put(&u->names, at, (uint64_t)f->name << 32 | f->module);
+}
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+	struct walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	struct native_frame *f = &w->out[w->n++];
+	f->pc = pc;
+	name_frame(w->u, f, activation);
+	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* Unwind from the registers in u. */
+static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, int max)
+{
+	copy_stack(u);
+	struct walk w = { u, out, 0, max };
+	/* Ends at the outermost frame, or where the CFI or the registers known run out: what was found stands. */
+	dwfl_getthread_frames(u->dwfl, tid, on_frame, &w);
+	return w.n;
+}
+
+int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall)
+{
+	*syscall = TASK_NO_SYSCALL - 2; /* not read */
+	if (max <= 0)
+		return 0;
+	int err = thread_registers(u, tid, allow_stop, syscall);
+	if (err == -EAGAIN || err == -ENOENT || err == -ESRCH)
+		return 0; /* running and not to be stopped, or gone */
+	if (err)
+		return err;
+	return walk_frames(u, tid, out, max);
+}
+
+int unwind_regs(struct unwinder *u, pid_t tid, const uint64_t *regs, int nregs, struct native_frame *out, int max)
+{
+	if (max <= 0 || (nregs != 17 && nregs != 0))
+		return max <= 0 ? 0 : -EINVAL;
+	memcpy(u->regs, regs, sizeof(u->regs));
+	u->nregs = nregs;
+	return walk_frames(u, tid, out, max);
+}

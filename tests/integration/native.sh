@@ -1,0 +1,80 @@
+# native.sh: --native: the native functions C methods call, over their Ruby frames, on every Ruby: a C extension
+# the tests build (its named hot function and callee), zlib (libz), a pipe read (libc, its thread never
+# stopped), Debian's ruby-nokogiri (libxml2); the target unharmed at 1 kHz; bad input. Sourced by run (SUITE=spy,
+# or SUITE=native alone).
+native=$top/tests/integration/ruby/native.rb
+
+# build_ext VERSION: build the test extension for that Ruby; sets $ext_dir (as the Ruby sees it). 0 if built.
+build_ext() {
+	local root
+	root=$("$top/scripts/ruby-chroot" "$1" 2>"$work/chroot.err") || return 1
+	if [ "$root" = / ]; then
+		ext_dir=$work/native_ext-$1
+		mkdir -p "$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$ext_dir"/ &&
+			(cd "$ext_dir" && ruby extconf.rb && make) >"$work/ext.log" 2>&1
+	else
+		ext_dir=/tmp/rbscope-it/native_ext
+		mkdir -p "$root$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$root$ext_dir"/ &&
+			chroot "$root" sh -c "cd $ext_dir && ruby extconf.rb && make" >"$work/ext.log" 2>&1
+	fi
+}
+
+# switches TID: the context switches a thread has made (a ptrace stop is one)
+switches() { awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "/proc/$pid/task/$1/status" 2>/dev/null; }
+
+for ver in 3.1 3.3 2.7 3.4; do
+	if ! build_ext "$ver"; then
+		skipped "native: ruby $ver: cannot build the test extension here ($(tail -n 3 "$work/ext.log" 2>/dev/null | tr '\n' ' '))"
+		continue
+	fi
+	xml=""
+	[ "$ver" = 3.1 ] && ruby -e 'require "nokogiri"' 2>/dev/null && xml=nokogiri
+	if ! start_ruby "$ver" "$native" "$ext_dir" $xml; then
+		skipped "native: ruby $ver: cannot start it here ($(tail -n 2 "$work/ruby-$ver.out" 2>/dev/null | tr '\n' ' '))"
+		continue
+	fi
+	"$RBSCOPE" snapshot -p "$pid" --native >"$work/nsnap.txt" 2>"$work/nsnap.err"
+	check "native: ruby $ver: snapshot --native exits 0 $(head -c 200 "$work/nsnap.err")" test $? = 0
+	# the reader's frames: libc's first (native), then IO#read, the first Ruby frame
+	awk '/^Thread / { on = /"reader"/; next } on && NF' "$work/nsnap.txt" >"$work/reader.txt"
+	check "native: ruby $ver: snapshot: libc's functions over IO#read ($(grep -c native "$work/reader.txt") native: $(head -n 1 "$work/reader.txt" | tr -s ' '))" \
+		sh -c "head -n 1 '$work/reader.txt' | grep -Eq '\[native, libc[-.]' && grep -v '\[native, libc[-.]' '$work/reader.txt' | head -n 1 | grep -q 'IO#read'"
+
+	reader=$(awk '/"reader" tid=/ { sub(/tid=/, "", $4); print $4 }' "$work/nsnap.txt")
+	before=$(switches "$reader")
+	"$RBSCOPE" record -p "$pid" --native -r 200 -d 2 -f collapsed -o "$work/native.col" 2>"$work/native.err"
+	check "native: ruby $ver: record --native exits 0 ($(tail -n 1 "$work/native.err"))" test $? = 0
+	after=$(switches "$reader")
+	check "native: ruby $ver: the blocked reader is unwound without a stop (context switches $before -> $after over 400 samples)" \
+		sh -c "[ -n '$before' ] && [ '$before' = '$after' ]"
+	check "native: ruby $ver: the extension's hot function and its callee over the C method (hot -> rbscope_test_hot -> rbscope_test_leaf)" \
+		grep -Eq 'RbscopeNativeTest\.hot [^;]*;hot \(rbscope_native_test\.so\);rbscope_test_hot \(rbscope_native_test\.so\);rbscope_test_leaf \(rbscope_native_test\.so\)' "$work/native.col"
+	check "native: ruby $ver: libz's deflate over Zlib::Deflate.deflate" \
+		grep -Eq 'Zlib::Deflate\.deflate [^;]*;.*;deflate \(libz\.so' "$work/native.col"
+	check "native: ruby $ver: a libc function over IO#read in the recording" \
+		grep -Eq 'IO#read [^;]*(;[^;]* \(libc[-.][^;]*\))+(;\(blocked[^;]*\))? [0-9]+$' "$work/native.col"
+	if [ -n "$xml" ]; then
+		check "native: ruby $ver: libxml2's parser under Nokogiri (ruby-nokogiri)" \
+			grep -Eq 'Nokogiri::XML::Document\.read_memory [^;]*;.*xmlParse[A-Za-z]* \(libxml2\.so' "$work/native.col"
+	fi
+	"$RBSCOPE" record -p "$pid" --native -r 200 -d 1 -f firefox -o "$work/native.json" 2>/dev/null
+	check "native: ruby $ver: the Firefox profile puts native frames in their own category" \
+		ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); n = j["meta"]["categories"].index { |c| c["name"] == "Native" }
+			exit(n && j["threads"].any? { |t| t["frameTable"]["data"].any? { |f| f[6] == n } } ? 0 : 1)' "$work/native.json"
+	if [ "$ver" = 3.1 ]; then
+		# The target unharmed: 1 kHz for 5 s, every thread unwound, threads starting and exiting meanwhile.
+		"$RBSCOPE" record -p "$pid" --native -r 1000 -d 5 -f summary -o "$work/native-1k.txt" 2>"$work/native-1k.err"
+		check "native: ruby $ver: 1 kHz for 5 s: exits 0 ($(tail -n 2 "$work/native-1k.err" | tr '\n' ' '))" test $? = 0
+		sleep 0.5
+		check "native: ruby $ver: the process lives on, every checksum right ($(grep -c bad "$work/ruby-$ver.out") bad)" \
+			sh -c "kill -0 $pid && ! grep -q bad '$work/ruby-$ver.out'"
+	fi
+	stop_ruby "$pid"
+done
+
+"$RBSCOPE" snapshot --core /nonexistent --native >/dev/null 2>"$work/err.txt"
+rc=$?
+check "native: snapshot --native --core: a usage error, exit 2 (exit $rc: $(head -n 1 "$work/err.txt"))" test $rc = 2
+"$RBSCOPE" record -p $$ --native --blocking -d 1 -o /dev/null 2>"$work/err.txt"
+rc=$?
+check "native: record --native --blocking: a usage error, exit 2 (exit $rc: $(head -n 1 "$work/err.txt"))" test $rc = 2
