@@ -292,6 +292,10 @@ int cmd_record(int argc, char **argv)
 		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples\n",
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors);
+	if (o.native)
+		fprintf(stderr, "rbscope: --native stopped %llu running threads for their registers, %.1f us each on average\n",
+			(unsigned long long)sum.native_stops,
+			sum.native_stops ? (double)sum.native_stop_ns / 1e3 / (double)sum.native_stops : 0.0);
 	if (ps.follow)
 		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
 			ps.followed == 1 ? "" : "es");

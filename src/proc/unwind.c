@@ -2,6 +2,7 @@
 #include "unwind.h"
 
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <limits.h>
@@ -13,7 +14,8 @@
 #include "pause.h"
 #include "task.h"
 
-#define STACK_COPY (32u << 10) /* bytes of stack read in one go from sp: most unwinds need no other read */
+#define STACK_FIRST (4u << 10)  /* bytes of stack read from sp at first: most unwinds need no other read */
+#define STACK_COPY (64u << 10)  /* at most this much, read on as the unwind goes deeper */
 #define DWARF_SP 7
 #define DWARF_PC 16
 
@@ -45,6 +47,15 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 {
 	(void)dwfl;
 	struct unwinder *u = arg;
+	if (addr >= u->stack_lo && addr - u->stack_lo + 8 > u->stack_len && u->stack_len &&
+	    addr - u->stack_lo + 8 <= u->stack_max) {
+		/* deeper than the copy so far: copy on to there, in one read (the mapping was checked) */
+		uint64_t want = (addr - u->stack_lo + 8 + STACK_FIRST - 1) / STACK_FIRST * STACK_FIRST;
+		if (want > u->stack_max)
+			want = u->stack_max;
+		if (!mem_read(u->mem, u->stack_lo + u->stack_len, u->stack + u->stack_len, want - u->stack_len))
+			u->stack_len = want;
+	}
 	if (addr >= u->stack_lo && addr - u->stack_lo + 8 <= u->stack_len) {
 		memcpy(result, u->stack + (addr - u->stack_lo), 8);
 		return true;
@@ -156,20 +167,25 @@ static int thread_registers(struct unwinder *u, pid_t tid, int allow_stop, int *
 	return 0;
 }
 
-/* Copy the stack from sp on (as much of STACK_COPY as is mapped) for memory_read to serve. */
+/*
+ * Copy the stack from sp on for memory_read to serve: STACK_FIRST now, more
+ * as the unwind reads deeper, up to STACK_COPY or the end of its mapping.
+ */
 static void copy_stack(struct unwinder *u)
 {
 	uint64_t sp = u->regs[DWARF_SP];
-	u->stack_len = 0;
+	u->stack_len = u->stack_max = 0;
 	if (!u->stack && !(u->stack = malloc(STACK_COPY)))
 		return;
 	const struct map_entry *e = maps_find(&u->maps, sp);
-	uint64_t len = STACK_COPY;
-	if (e && e->end - sp < len)
-		len = e->end - sp;
+	uint64_t max = STACK_COPY;
+	if (e && e->end - sp < max)
+		max = e->end - sp;
+	uint64_t len = max < STACK_FIRST ? max : STACK_FIRST;
 	if (!mem_read(u->mem, sp, u->stack, len)) {
 		u->stack_lo = sp;
 		u->stack_len = len;
+		u->stack_max = max;
 	}
 }
 
@@ -177,7 +193,50 @@ struct walk {
 	struct unwinder *u;
 	struct native_frame *out;
 	int n, max;
+	int in_libruby; /* frames in libruby in a row, innermost last */
 };
+
+/*
+ * Where the function holding vaddr starts, from .eh_frame_hdr's sorted table
+ * of FDEs (the form every GNU and LLVM linker writes: a table of pairs of
+ * 4-byte offsets from the section, datarel | sdata4). 0, or -1 if unknown.
+ */
+static int fde_start(Elf *elf, uint64_t vaddr, uint64_t *start)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return -1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame_hdr"))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		const unsigned char *b = d ? d->d_buf : NULL;
+		/* version 1; eh_frame_ptr pcrel|sdata4; fde_count udata4; table datarel|sdata4 */
+		if (!b || d->d_size < 12 || b[0] != 1 || b[1] != 0x1b || b[2] != 0x03 || b[3] != 0x3b)
+			return -1;
+		uint32_t count;
+		memcpy(&count, b + 8, 4);
+		if (count == 0 || (uint64_t)count * 8 > d->d_size - 12)
+			return -1;
+		const unsigned char *table = b + 12;
+		int32_t loc;
+		size_t lo = 0, hi = count; /* the last entry whose start is <= vaddr */
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			memcpy(&loc, table + mid * 8, 4);
+			if (sh.sh_addr + (uint64_t)(int64_t)loc <= vaddr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		memcpy(&loc, table + lo * 8, 4);
+		*start = sh.sh_addr + (uint64_t)(int64_t)loc;
+		return *start <= vaddr ? 0 : -1;
+	}
+	return -1;
+}
 
 /* The name of the function at pc (a return address when !activation), cached. */
 static void name_frame(struct unwinder *u, struct native_frame *f, int activation)
@@ -195,17 +254,14 @@ static void name_frame(struct unwinder *u, struct native_frame *f, int activatio
 	const char *sym = mod ? dwfl_module_addrname(mod, at) : NULL;
 	char buf[512];
 	if (!sym) {
-		/* No symbol (a stripped static function): named by where its code starts, as its CFI says,
+		/* No symbol (a stripped static function): named by where its code starts, as its FDE says,
 		   so that every sample in it is one frame. */
-		Dwarf_Addr bias = 0, start = 0, end = 0;
-		Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
-		Dwarf_Frame *fr = NULL;
-		if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &fr) && dwarf_frame_info(fr, &start, &end, NULL) >= 0)
-			start += bias;
-		else if (mod)
-			dwfl_module_getelf(mod, &bias), start = at;
-		free(fr);
-		snprintf(buf, sizeof(buf), "%s+0x%llx", mname ? mname : "?", (unsigned long long)(start - bias));
+		Dwarf_Addr bias = 0;
+		Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+		uint64_t start;
+		if (fde_start(elf, at - bias, &start))
+			start = at - bias;
+		snprintf(buf, sizeof(buf), "%s+0x%llx", mname ? mname : "?", (unsigned long long)start);
 		sym = buf;
 	}
 	int64_t name = strtab_intern(u->strs, sym, strlen(sym));
@@ -225,6 +281,10 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	struct native_frame *f = &w->out[w->n++];
 	f->pc = pc;
 	name_frame(w->u, f, activation);
+	/* Deep enough into libruby: what lies beyond is the VM's (see stop_in_libruby). */
+	w->in_libruby = f->in_libruby ? w->in_libruby + 1 : 0;
+	if (w->u->stop_in_libruby && (w->in_libruby >= w->u->stop_in_libruby || (w->n == 1 && f->in_libruby)))
+		return DWARF_CB_ABORT;
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -232,7 +292,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, int max)
 {
 	copy_stack(u);
-	struct walk w = { u, out, 0, max };
+	struct walk w = { u, out, 0, max, 0 };
 	/* Ends at the outermost frame, or where the CFI or the registers known run out: what was found stands. */
 	dwfl_getthread_frames(u->dwfl, tid, on_frame, &w);
 	return w.n;

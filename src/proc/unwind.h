@@ -30,7 +30,8 @@ struct unwinder {
 	uint64_t regs[17];  /* DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, then rip */
 	int nregs;          /* 17, or 0 when only sp and pc are known */
 	unsigned char *stack; /* a copy of its stack from sp on, to serve most reads */
-	uint64_t stack_lo, stack_len;
+	uint64_t stack_lo, stack_len, stack_max;
+	int stop_in_libruby; /* when not 0: end an unwind at this many libruby frames in a row, or a first one */
 	uint64_t stops, stop_ns; /* ptrace stops made and the time threads spent stopped */
 };
 

@@ -157,6 +157,10 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	s->torn += s->sample->torn;
 	s->salvaged += s->sample->salvaged;
+	if (s->native) {
+		s->native_stops = s->sample->native_stops;
+		s->native_stop_ns = s->sample->native_stop_ns;
+	}
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
 		if (!counted(s, th))

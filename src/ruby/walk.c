@@ -609,6 +609,8 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	if (!c->unwind && !c->unwind_err) {
 		c->unwind = calloc(1, sizeof(*c->unwind));
 		c->unwind_err = !c->unwind ? -ENOMEM : unwind_open(c->unwind, t->pid, &t->mem, t->lib_path, &t->strs);
+		if (!c->unwind_err)
+			c->unwind->stop_in_libruby = NATIVE_VM_RUN; /* native_above() stops there too */
 		if (c->unwind_err && c->unwind) {
 			unwind_close(c->unwind);
 			free(c->unwind);
@@ -620,6 +622,8 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr);
 	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr >= TASK_ON_CPU)
 		ts->syscall = nr; /* read anyway: the state frame can name it */
+	s->native_stops = c->unwind->stops;
+	s->native_stop_ns = c->unwind->stop_ns;
 	int k = n > 0 ? native_above(c->native, n) : 0;
 	if (!k || s->nframes_total + (uint32_t)ts->nframes + (uint32_t)k > WALK_MAX_TOTAL)
 		return;
@@ -627,7 +631,6 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	for (int i = 0; i < k; i++)
 		ts->frames[i] = (struct ruby_frame){ c->native[i].name, c->native[i].module, 0, FRAME_NATIVE };
 	ts->nframes += k;
-	s->native_stops = c->unwind->stops;
 }
 
 /* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */

@@ -57,7 +57,7 @@ struct ruby_sample {
 	uint32_t retried;  /* re-reads because the stack moved under the read */
 	uint32_t salvaged; /* threads kept without frames that did not read as frames (the stack moved under the read) */
 	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
-	uint64_t native_stops; /* WALK_NATIVE: threads stopped to read their registers, since the target was attached */
+	uint64_t native_stops, native_stop_ns; /* WALK_NATIVE, since attaching: threads stopped for their registers, and for how long */
 };
 
 enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };

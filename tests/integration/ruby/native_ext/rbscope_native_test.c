@@ -18,6 +18,22 @@ __attribute__((noinline, visibility("default"))) unsigned long rbscope_test_hot(
 	return x;
 }
 
+/* depth frames of itself over rbscope_test_leaf (bench/run's --native cost: a native stack of a known depth). */
+__attribute__((noinline, visibility("default"))) unsigned long rbscope_test_deep(int depth, unsigned long n)
+{
+	if (depth <= 1)
+		return rbscope_test_leaf(n);
+	unsigned long r = rbscope_test_deep(depth - 1, n);
+	__asm__ volatile("" : "+r"(r)); /* opaque: the compiler cannot turn the recursion into a loop */
+	return r + (unsigned long)depth;
+}
+
+static VALUE deep(VALUE self, VALUE depth, VALUE n)
+{
+	(void)self;
+	return ULONG2NUM(rbscope_test_deep(NUM2INT(depth), NUM2ULONG(n)));
+}
+
 /* RbscopeNativeTest.hot(n): the work, holding the GVL. */
 static VALUE hot(VALUE self, VALUE n)
 {
@@ -29,4 +45,5 @@ void Init_rbscope_native_test(void)
 {
 	VALUE m = rb_define_module("RbscopeNativeTest");
 	rb_define_module_function(m, "hot", hot, 1);
+	rb_define_module_function(m, "deep", deep, 2);
 }
