@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../lib/err.h"
 #include "pause.h"
@@ -98,7 +99,13 @@ static int report_modules(struct unwinder *u, const char *libruby)
 		const struct map_entry *first = &u->maps.v[objs[i].first];
 		if (first->offset || maps_object_path(u->pid, &u->maps, &objs[i], path, sizeof(path)))
 			continue;
-		if (!dwfl_report_elf(dwfl, base_name(objs[i].path), path, -1, first->start, false))
+		/* named as the file was: a library deleted since it was loaded is still read, through map_files */
+		char name[256];
+		snprintf(name, sizeof(name), "%s", base_name(objs[i].path));
+		char *deleted = strstr(name, " (deleted)");
+		if (deleted && !deleted[10])
+			*deleted = '\0';
+		if (!dwfl_report_elf(dwfl, name, path, -1, first->start, false))
 			continue; /* not an ELF file (a font, a locale archive) */
 		if (libruby && !strcmp(base_name(objs[i].path), base_name(libruby))) {
 			u->libruby_lo = first->start;
@@ -250,6 +257,8 @@ static void name_frame(struct unwinder *u, struct native_frame *f, int activatio
 		return;
 	}
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
+	if (!mod)
+		u->stale = 1; /* a library loaded since? the mappings are read again before the next unwind */
 	const char *mname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
 	const char *sym = mod ? dwfl_module_addrname(mod, at) : NULL;
 	char buf[512];
@@ -298,11 +307,46 @@ static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, 
 	return w.n;
 }
 
+/* Report the process's files again (a library it loaded since), at most once a second. */
+static void refresh(struct unwinder *u)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (now - u->refreshed < 1000000000ULL)
+		return;
+	u->refreshed = now;
+	u->stale = 0;
+	/* A new libdwfl session: one whose modules are reported again loses its process state. */
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	struct maps m;
+	if (!dwfl || maps_read(u->pid, &m)) {
+		if (dwfl)
+			dwfl_end(dwfl);
+		return;
+	}
+	Dwfl *old = u->dwfl;
+	struct maps old_maps = u->maps;
+	u->dwfl = dwfl;
+	u->maps = m;
+	if (report_modules(u, NULL) || !dwfl_attach_state(dwfl, NULL, u->pid, &thread_callbacks, u)) {
+		dwfl_end(dwfl);
+		maps_free(&u->maps);
+		u->dwfl = old;
+		u->maps = old_maps;
+		return;
+	}
+	dwfl_end(old);
+	maps_free(&old_maps);
+}
+
 int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall)
 {
 	*syscall = TASK_NO_SYSCALL - 2; /* not read */
 	if (max <= 0)
 		return 0;
+	if (u->stale)
+		refresh(u);
 	int err = thread_registers(u, tid, allow_stop, syscall);
 	if (err == -EAGAIN || err == -ENOENT || err == -ESRCH)
 		return 0; /* running and not to be stopped, or gone */

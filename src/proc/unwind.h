@@ -31,6 +31,8 @@ struct unwinder {
 	int nregs;          /* 17, or 0 when only sp and pc are known */
 	unsigned char *stack; /* a copy of its stack from sp on, to serve most reads */
 	uint64_t stack_lo, stack_len, stack_max;
+	int stale;           /* an address fell in no reported file: report them again (at most once a second) */
+	uint64_t refreshed;  /* when, monotonic ns */
 	int stop_in_libruby; /* when not 0: end an unwind at this many libruby frames in a row, or a first one */
 	uint64_t stops, stop_ns; /* ptrace stops made and the time threads spent stopped */
 };
