@@ -18,8 +18,8 @@ end
 threads << Thread.new { Thread.current.name = "reader"; r.read }
 if ARGV[1] == "nokogiri"
   require "nokogiri"
-  doc = "<root>" + (1..20_000).map { |i| "<item id=\"#{i}\"><name>n#{i}</name><v>#{i * 3}</v></item>" }.join + "</root>"
-  threads << Thread.new { Thread.current.name = "xml"; loop { Nokogiri::XML(doc) } }
+  doc = "<root>" + (1..5_000).map { |i| "<item id=\"#{i}\"><name>n#{i}</name><v>#{i * 3}</v></item>" }.join + "</root>"
+  threads << Thread.new { Thread.current.name = "xml"; loop { Nokogiri::XML(doc); sleep 0.005 } } # the GVL let go
 end
 threads << Thread.new { Thread.current.name = "churn"; loop { Thread.new { 2000.times { |i| i * i } }.join; sleep 0.01 } }
 sleep 0.1 until threads.all? { |t| t.name } && threads[1].status == "sleep"
