@@ -293,9 +293,12 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors);
 	if (o.native)
-		fprintf(stderr, "rbscope: --native stopped %llu running threads for their registers, %.1f us each on average\n",
+		fprintf(stderr,
+			"rbscope: --native stopped %llu running threads for their registers, %.1f us each on average; %llu "
+			"stacks left without native frames (the thread moved on during the unwind)\n",
 			(unsigned long long)sum.native_stops,
-			sum.native_stops ? (double)sum.native_stop_ns / 1e3 / (double)sum.native_stops : 0.0);
+			sum.native_stops ? (double)sum.native_stop_ns / 1e3 / (double)sum.native_stops : 0.0,
+			(unsigned long long)sum.native_moved);
 	if (ps.follow)
 		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
 			ps.followed == 1 ? "" : "es");

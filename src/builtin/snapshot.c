@@ -178,7 +178,11 @@ int cmd_snapshot(int argc, char **argv)
 	struct ruby_sample *s = malloc(sizeof(*s));
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
-	for (int attempt = 0; attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged))); attempt++)
+	/* Again while a thread changed under the read (or, with --native, during its unwind: the first read, with
+	   every cache cold, is the slowest), up to SNAPSHOT_ATTEMPTS times. */
+	for (int attempt = 0;
+	     attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged || s->native_moved)));
+	     attempt++)
 		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE | WALK_SYSCALL | (native ? WALK_NATIVE : 0));
 	if (err) {
 		rc = core_path ? err_report(err, "cannot read the threads in core '%s'", core_path)

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
-#include <time.h>
 #include <sys/wait.h>
 
 #include "../lib/err.h"
@@ -99,16 +98,8 @@ static int wait_stopped(struct pauser *pz, int i)
 	return wait_tid_stopped(pz->tid[i]);
 }
 
-static uint64_t now_ns(void)
+int pause_thread_stop(pid_t tid, uint64_t regs[17])
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns)
-{
-	uint64_t t0 = now_ns();
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0)
 		return errno == ESRCH ? ERR_GONE : -errno;
 	int err = ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ? -errno : 0;
@@ -116,9 +107,8 @@ int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns)
 	struct user_regs_struct u;
 	if (!err && r == 0 && ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
 		err = -errno;
-	if (r == 0)
+	if (r == 0 && err)
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-	*stopped_ns = now_ns() - t0;
 	if (err || r)
 		return err ? err : r == 1 ? ERR_GONE : r;
 	/* DWARF's x86-64 register numbers */
@@ -126,6 +116,11 @@ int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns)
 				 u.r10, u.r11, u.r12, u.r13, u.r14, u.r15, u.rip };
 	memcpy(regs, v, sizeof(v));
 	return 0;
+}
+
+void pause_thread_go(pid_t tid)
+{
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 }
 
 int pauser_stop(struct pauser *pz)

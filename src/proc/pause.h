@@ -30,11 +30,12 @@ int pauser_resume(struct pauser *pz);
 void pauser_detach(struct pauser *pz);
 
 /*
- * Stop one thread (PTRACE_SEIZE, PTRACE_INTERRUPT), copy its registers in
- * DWARF's x86-64 order (rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip), and let
- * it go; *stopped_ns is how long that took. 0, ERR_GONE, -EPERM (another
- * tracer holds it) or another negative code.
+ * Stop one thread (PTRACE_SEIZE, PTRACE_INTERRUPT) and copy its registers in
+ * DWARF's x86-64 order (rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip). On 0 it
+ * stays stopped until pause_thread_go(); ERR_GONE, -EPERM (another tracer
+ * holds it) or another negative code leave it running.
  */
-int pause_thread_regs(pid_t tid, uint64_t regs[17], uint64_t *stopped_ns);
+int pause_thread_stop(pid_t tid, uint64_t regs[17]);
+void pause_thread_go(pid_t tid);
 
 #endif

@@ -148,30 +148,12 @@ void unwind_close(struct unwinder *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* Thread tid's registers, into u: without a stop when it is off a CPU, else stopped when allowed. */
-static int thread_registers(struct unwinder *u, pid_t tid, int allow_stop, int *nr_out)
+/* Monotonic time in ns. */
+static uint64_t now_ns(void)
 {
-	int nr;
-	unsigned long long sp, pc;
-	int err = task_syscall(u->pid, tid, &nr, &sp, &pc);
-	if (err)
-		return err;
-	*nr_out = nr;
-	if (nr != TASK_ON_CPU && sp && pc) {
-		u->nregs = 0;
-		u->regs[DWARF_SP] = sp;
-		u->regs[DWARF_PC] = pc;
-		return 0;
-	}
-	if (!allow_stop)
-		return -EAGAIN;
-	uint64_t stopped_ns;
-	if ((err = pause_thread_regs(tid, u->regs, &stopped_ns)))
-		return err;
-	u->stops++;
-	u->stop_ns += stopped_ns;
-	u->nregs = 17;
-	return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -310,9 +292,7 @@ static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, 
 /* Report the process's files again (a library it loaded since), at most once a second. */
 static void refresh(struct unwinder *u)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	uint64_t now = now_ns();
 	if (now - u->refreshed < 1000000000ULL)
 		return;
 	u->refreshed = now;
@@ -340,19 +320,46 @@ static void refresh(struct unwinder *u)
 	maps_free(&old_maps);
 }
 
-int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall)
+int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall,
+		  int (*still)(void *arg), void *arg)
 {
 	*syscall = TASK_NO_SYSCALL - 2; /* not read */
 	if (max <= 0)
 		return 0;
 	if (u->stale)
 		refresh(u);
-	int err = thread_registers(u, tid, allow_stop, syscall);
-	if (err == -EAGAIN || err == -ENOENT || err == -ESRCH)
-		return 0; /* running and not to be stopped, or gone */
+	int nr, again;
+	unsigned long long sp, pc, sp2, pc2;
+	int err = task_syscall(u->pid, tid, &nr, &sp, &pc);
 	if (err)
-		return err;
-	return walk_frames(u, tid, out, max);
+		return err == -ENOENT || err == -ESRCH ? 0 : err; /* gone */
+	*syscall = nr;
+	if (nr != TASK_ON_CPU && sp && pc) {
+		/* Off a CPU: the kernel's copy of its sp and pc, no stop. It must still be there, as it was,
+		   once unwound (its stack as read is then the one those registers point into). */
+		u->nregs = 0;
+		u->regs[DWARF_SP] = sp;
+		u->regs[DWARF_PC] = pc;
+		int n = walk_frames(u, tid, out, max);
+		if (task_syscall(u->pid, tid, &again, &sp2, &pc2) || again != nr || sp2 != sp || pc2 != pc ||
+		    (still && !still(arg)))
+			return 0;
+		return n;
+	}
+	if (!allow_stop)
+		return 0;
+	/* On a CPU: stopped for its registers and the unwind (its stack cannot move meanwhile). */
+	uint64_t t0 = now_ns();
+	if ((err = pause_thread_stop(tid, u->regs)))
+		return err == ERR_GONE ? 0 : err;
+	u->nregs = 17;
+	int n = walk_frames(u, tid, out, max);
+	if (still && !still(arg))
+		n = 0;
+	pause_thread_go(tid);
+	u->stops++;
+	u->stop_ns += now_ns() - t0;
+	return n;
 }
 
 int unwind_regs(struct unwinder *u, pid_t tid, const uint64_t *regs, int nregs, struct native_frame *out, int max)

@@ -53,14 +53,18 @@ struct native_frame {
 int unwind_open(struct unwinder *u, pid_t pid, struct mem *mem, const char *libruby_path, struct strtab *strs);
 void unwind_close(struct unwinder *u);
 /*
- * Thread tid's native frames, innermost first, into out (at most max): its
- * registers from the kernel without a stop when it is off a CPU, else from a
- * ptrace stop of that thread when allow_stop. The number of frames (0 when
- * none could be had), or a negative code. *syscall is what
- * /proc/PID/task/TID/syscall said (task_syscall()'s nr), below TASK_ON_CPU
- * when it could not be read.
+ * Thread tid's native frames, innermost first, into out (at most max). Off a
+ * CPU, from the kernel's copy of its sp and pc, no stop; on a CPU, when
+ * allow_stop, stopped (ptrace) for its registers and the unwind. still(arg),
+ * if given, is asked once the frames are had, while the thread cannot have
+ * moved (stopped, or checked to be in the same system call at the same
+ * place): frames it says no to are not returned. The number of frames (0
+ * when none could be had, or the thread is gone), or a negative code.
+ * *syscall is what /proc/PID/task/TID/syscall said (task_syscall()'s nr),
+ * below TASK_ON_CPU when it could not be read.
  */
-int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall);
+int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall,
+		  int (*still)(void *arg), void *arg);
 /*
  * The same from registers given (17 in DWARF order, or nregs 0: only
  * regs[7] (sp) and regs[16] (pc) known), for tests over a fake memory source.

@@ -150,6 +150,7 @@ void procset_totals(const struct procset *ps, struct sampler *sum)
 		sum->empty += s->empty;
 		sum->salvaged += s->salvaged;
 		sum->native_stops += s->native_stops;
+		sum->native_moved += s->native_moved;
 		sum->native_stop_ns += s->native_stop_ns;
 	}
 }

@@ -28,6 +28,7 @@ struct sampler {
 	uint64_t samples, errors, torn, empty;
 	uint64_t salvaged; /* thread stacks kept from their older frames after the top moved */
 	uint64_t native_stops, native_stop_ns; /* --native: threads stopped for their registers, and for how long */
+	uint64_t native_moved; /* --native: thread stacks left without native frames (moved on during the unwind) */
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);

@@ -52,6 +52,7 @@ struct walk_slot {
 	uint64_t th, ec;
 	uint64_t stack, end; /* the ec's VM stack: value stack grows up from stack, frames down from end */
 	uint64_t cfp;        /* innermost frame at the last sample */
+	uint64_t top_self, top_ep, top_me; /* and its self, ep and env's method entry (or cref): which call it was */
 	uint64_t vs_top;     /* highest sp at the last sample */
 	uint64_t name_val;   /* the Thread#name string last seen, and its strtab id */
 	uint32_t name;
@@ -492,6 +493,9 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 			sp_max = sp;
 	}
 	w->vs_top = sp_max;
+	w->top_self = word(cfps, L->cfp_self);
+	w->top_ep = word(cfps, L->cfp_ep);
+	w->top_me = c->eps[0][0];
 	int dropped = 0;
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
 	r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
@@ -602,8 +606,41 @@ static int native_above(const struct native_frame *f, int n)
 	return k;
 }
 
+struct native_check {
+	struct ruby_target *t;
+	const struct walk_slot *w;
+	int moved;
+};
+
+/*
+ * Is the thread still in the call the sample read (unwind_thread asks while
+ * the thread cannot move)? Its innermost frame must be the sample's (ec->cfp),
+ * with its self and method entry: a C method that returned and another one
+ * called at its depth would otherwise get the other's native frames. A call
+ * of the same method again meanwhile passes, rightly: same frames.
+ */
+static int same_call(void *arg)
+{
+	struct native_check *chk = arg;
+	const struct ruby_layout *L = chk->t->L;
+	const struct walk_slot *w = chk->w;
+	unsigned char cf[256];
+	uint64_t cfp = 0, me = 0;
+	int same = L->cfp_size > 0 && L->cfp_size <= (int64_t)sizeof(cf) && w->top_ep;
+	if (same) {
+		/* One read: where those words are if it is the same call. */
+		const struct mem_iov iov[3] = { { w->ec + (uint64_t)L->ec_cfp, &cfp, 8 }, { w->cfp, cf, (size_t)L->cfp_size },
+						{ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &me, 8 } };
+		same = !chk->t->mem.readv(&chk->t->mem, iov, 3) && cfp == w->cfp && word(cf, L->cfp_self) == w->top_self &&
+		       word(cf, L->cfp_ep) == w->top_ep && me == w->top_me;
+	}
+	chk->moved += !same;
+	return same;
+}
+
 /* Put the thread's own native frames over its Ruby frames (WALK_NATIVE). */
-static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts)
+static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts,
+		       const struct walk_slot *w)
 {
 	struct walk_cache *c = t->walk;
 	if (!c->unwind && !c->unwind_err) {
@@ -619,11 +656,13 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	}
 	if (!c->unwind)
 		return;
-	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr);
+	struct native_check chk = { t, w, 0 };
+	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr, same_call, &chk);
 	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr >= TASK_ON_CPU)
 		ts->syscall = nr; /* read anyway: the state frame can name it */
 	s->native_stops = c->unwind->stops;
 	s->native_stop_ns = c->unwind->stop_ns;
+	s->native_moved += chk.moved;
 	int k = n > 0 ? native_above(c->native, n) : 0;
 	if (!k || s->nframes_total + (uint32_t)ts->nframes + (uint32_t)k > WALK_MAX_TOTAL)
 		return;
@@ -684,7 +723,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		ts->nframes++;
 	}
 	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core)
-		add_native(t, s, ts);
+		add_native(t, s, ts, w);
 	s->nframes_total += (uint32_t)ts->nframes;
 	s->nthreads++;
 }
@@ -697,6 +736,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->nframes_total = 0;
 	s->torn = s->retried = s->salvaged = 0;
 	s->gc = GC_NONE;
+	s->native_moved = 0;
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;

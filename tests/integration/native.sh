@@ -59,6 +59,11 @@ for ver in 3.1 3.3 2.7 3.4; do
 		sh -c "[ -n '$before' ] && [ '$before' = '$after' ]"
 	check "native: ruby $ver: the extension's hot function and its callee over the C method (hot -> rbscope_test_hot -> rbscope_test_leaf), its file deleted" \
 		grep -Eq 'RbscopeNativeTest\.hot [^;]*;hot \(rbscope_native_test\.so\);rbscope_test_hot \(rbscope_native_test\.so\);rbscope_test_leaf \(rbscope_native_test\.so\)' "$work/native.col"
+	# main alternates between the extension's method and sleep at one depth: a native stack had a moment after
+	# the Ruby one must never put one's native frames over the other (the extension's functions over sleep,
+	# sleep's ppoll over the extension's method; waiting for the GVL in either is real: pthread_cond_*)
+	check "native: ruby $ver: native frames only over the call they belong to ($(grep -o '[0-9]* stacks left without' "$work/native.err"))" \
+		sh -c "! grep -Eq 'Kernel#sleep [^;]*;(hot|rbscope_test)|RbscopeNativeTest\.hot [^;]*;([^;]*;)*[^;]*(ppoll|nanosleep)' '$work/native.col'"
 	check "native: ruby $ver: libz's deflate over Zlib::Deflate.deflate" \
 		grep -Eq 'Zlib::Deflate\.deflate [^;]*;.*;deflate \(libz\.so' "$work/native.col"
 	check "native: ruby $ver: a libc function over IO#read in the recording" \
