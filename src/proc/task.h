@@ -14,6 +14,7 @@ char task_state(pid_t pid, pid_t tid);
  */
 #define TASK_NO_SYSCALL (-1)
 #define TASK_ON_CPU (-2)
+#define TASK_SYSCALL_UNREAD (-3) /* for callers: the file could not be read */
 int task_syscall(pid_t pid, pid_t tid, int *nr, unsigned long long *sp, unsigned long long *pc);
 /* The name of system call nr on this machine ("read"), or NULL. */
 const char *task_syscall_name(int nr);

@@ -323,7 +323,7 @@ static void refresh(struct unwinder *u)
 int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall,
 		  int (*still)(void *arg), void *arg)
 {
-	*syscall = TASK_NO_SYSCALL - 2; /* not read */
+	*syscall = TASK_SYSCALL_UNREAD;
 	if (max <= 0)
 		return 0;
 	if (u->stale)

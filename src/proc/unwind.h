@@ -61,7 +61,7 @@ void unwind_close(struct unwinder *u);
  * place): frames it says no to are not returned. The number of frames (0
  * when none could be had, or the thread is gone), or a negative code.
  * *syscall is what /proc/PID/task/TID/syscall said (task_syscall()'s nr),
- * below TASK_ON_CPU when it could not be read.
+ * TASK_SYSCALL_UNREAD when it could not be read.
  */
 int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall,
 		  int (*still)(void *arg), void *arg);

@@ -658,7 +658,7 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 		return;
 	struct native_check chk = { t, w, 0 };
 	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr, same_call, &chk);
-	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr >= TASK_ON_CPU)
+	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr != TASK_SYSCALL_UNREAD)
 		ts->syscall = nr; /* read anyway: the state frame can name it */
 	s->native_stops = c->unwind->stops;
 	s->native_stop_ns = c->unwind->stop_ns;

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "../proc/task.h"
 #include "target.h"
 
 /* The numbers are profile.h's (PROFILE_FRAME_*): a sample's frames go into a profile as they are. */
@@ -69,7 +70,7 @@ enum {
 	WALK_NATIVE = 4,  /* unwind each thread's native stack: off a CPU from /proc, running by stopping it (ptrace) */
 };
 #define NATIVE_MAX 128 /* native frames unwound per thread */
-#define WALK_SYSCALL_UNKNOWN (-3)
+#define WALK_SYSCALL_UNKNOWN TASK_SYSCALL_UNREAD
 
 /*
  * Take one sample. Returns 0 (threads that could not be read consistently are
