@@ -72,6 +72,8 @@ for ver in 3.1 3.3 2.7 3.4; do
 		check "native: ruby $ver: libxml2's parser under Nokogiri (ruby-nokogiri)" \
 			grep -Eq 'Nokogiri::XML::Document\.read_memory [^;]*;.*xmlParse[A-Za-z]* \(libxml2\.so' "$work/native.col"
 	fi
+	"$RBSCOPE" top -p "$pid" --native -r 200 -i 1 -n 1 >"$work/native-top.txt" 2>&1
+	check "native: ruby $ver: top --native counts the extension's leaf function" grep -q 'rbscope_test_leaf (rbscope_native_test.so)' "$work/native-top.txt"
 	"$RBSCOPE" report -i "$work/native.raw" -f collapsed -o "$work/native-report.col"
 	check "native: ruby $ver: --raw keeps the native frames: report gives the same stacks" cmp -s "$work/native.col" "$work/native-report.col"
 	"$RBSCOPE" record -p "$pid" --native -r 200 -d 1 -f firefox -o "$work/native.json" 2>/dev/null

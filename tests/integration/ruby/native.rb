@@ -24,8 +24,8 @@ end
 threads << Thread.new { Thread.current.name = "churn"; loop { Thread.new { 2000.times { |i| i * i } }.join; sleep 0.01 } }
 sleep 0.1 until threads.all? { |t| t.name } && threads[1].status == "sleep"
 puts "ready"
-expected = RbscopeNativeTest.hot(2_000_000)
+expected = RbscopeNativeTest.hot(8_000_000)
 loop do
-  abort "bad checksum" unless RbscopeNativeTest.hot(2_000_000) == expected
+  abort "bad checksum" unless RbscopeNativeTest.hot(8_000_000) == expected
   sleep 0.005 # lets the GVL go: Ruby 3.4 would otherwise leave the zlib thread waiting for it
 end
