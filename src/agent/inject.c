@@ -21,6 +21,7 @@
 
 #include "../elf/elfsym.h"
 #include "../lib/buf.h"
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../proc/hijack.h"
 #include "../proc/task.h"
@@ -397,25 +398,12 @@ static void step(int n)
 		kill(getpid(), SIGKILL);
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Wait until the agent answers, following the boot block's progress. 0, or ERR_INJECT with why. */
 static int await_agent(pid_t pid, uint64_t boot_addr, int timeout_ms, char *msg, size_t cap)
 {
 	struct boot b = { 0 };
-	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	uint64_t deadline = clock_now_ns() / 1000000 + (uint64_t)timeout_ms;
 	for (;;) {
 		struct agent_conn c;
 		if (!agent_connect(&c, pid, 1000)) {
@@ -428,7 +416,7 @@ static int await_agent(pid_t pid, uint64_t boot_addr, int timeout_ms, char *msg,
 			return fail(msg, cap, ERR_INJECT,
 				    "the agent did not load in process %d (its stderr says why: a line starting \"rbscope: --inject\")",
 				    (int)pid);
-		if (now_ms() > deadline)
+		if (clock_now_ns() / 1000000 > deadline)
 			break;
 		struct timespec nap = { 0, 20 * 1000000 };
 		nanosleep(&nap, NULL);
@@ -526,7 +514,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 
 	struct hijack h;
-	uint64_t t_stop = now_us();
+	uint64_t t_stop = clock_now_ns() / 1000;
 	if ((err = hijack_seize(&h, pid, tid))) {
 		buf_free(&code);
 		if (err == -EPERM)
@@ -576,7 +564,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 	/* On failure before the call, the mapping is left unnamed and unused: a later --inject makes its own. */
 	hijack_release(&h, b.own && !err);
-	uint64_t stopped_us = now_us() - t_stop;
+	uint64_t stopped_us = clock_now_ns() / 1000 - t_stop;
 	step(6);
 	if (err)
 		return fail(msg, cap, ERR_INJECT, "placing the agent's loader in process %d failed (%s); the process is "

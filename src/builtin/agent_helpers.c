@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../agent/client.h"
 #include "../builtin.h"
@@ -80,9 +79,3 @@ int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int f
 	return code;
 }
 
-uint64_t agent_cli_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}

@@ -36,7 +36,5 @@ int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body
 		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got);
 /* One request, its answer printed to out; returns the exit code. */
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
-/* CLOCK_MONOTONIC in nanoseconds: the live commands' intervals and deadlines. */
-uint64_t agent_cli_now_ns(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "../agent/hist_stats.h"
 #include "../agent/proto.h"
 #include "../builtin.h"
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../lib/opt.h"
 #include "agent_helpers.h"
@@ -189,7 +190,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : o->probe);
 	free(reply);
 
-	uint64_t start = agent_cli_now_ns(), last = start, prev = 0;
+	uint64_t start = clock_now_ns(), last = start, prev = 0;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t *b = malloc(sizeof(h->bucket));
 	int gone = 0;
@@ -199,7 +200,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 		return err_report(-ENOMEM, "latency");
 	}
 	while (!builtin_stop && !gone && code == EXIT_OK) {
-		uint64_t now = agent_cli_now_ns(), next = last + (uint64_t)(o->interval * 1e9);
+		uint64_t now = clock_now_ns(), next = last + (uint64_t)(o->interval * 1e9);
 		if (next > deadline)
 			next = deadline;
 		if (now < next) {
@@ -216,7 +217,7 @@ static int run(const struct latency_opts *o, struct agent_conn *c)
 			break;
 	}
 	if ((builtin_stop || gone) && code == EXIT_OK) /* the final picture */
-		code = show(o, h, b, &prev, (double)(agent_cli_now_ns() - last) / 1e9);
+		code = show(o, h, b, &prev, (double)(clock_now_ns() - last) / 1e9);
 	if (!gone) {
 		char *bye = NULL;
 		agent_request(c, AGENT_STOP, "", 0, -1, 2000, &bye, NULL, NULL);

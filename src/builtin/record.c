@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../builtin.h"
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../output/output.h"
 #include "../profile/procset.h"
@@ -145,7 +146,7 @@ static uint64_t next_random(uint64_t *state)
 static int sample_loop(const struct record_opts *o, struct procset *ps, struct raw_writer *raw, int *gone)
 {
 	struct profile *p = ps->profile;
-	uint64_t interval = (uint64_t)(1e9 / o->rate), start = sampler_now(), period = start, last_status = start;
+	uint64_t interval = (uint64_t)(1e9 / o->rate), start = clock_now_ns(), period = start, last_status = start;
 	uint64_t last_flush = start, rnd = start ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -155,7 +156,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 	if (raw && (err = raw_writer_start(raw, raw->f, p)))
 		return err_report(err, "cannot write '%s'", o->raw);
 	while (!builtin_stop) {
-		uint64_t now = sampler_now();
+		uint64_t now = clock_now_ns();
 		if (now >= end)
 			break;
 		procset_discover(ps, now);
@@ -178,7 +179,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 			last_flush = now;
 		}
 		period += interval;
-		now = sampler_now();
+		now = clock_now_ns();
 		if (period + interval <= now) { /* fell behind: skip the periods we missed and count them */
 			uint64_t missed = (now - period) / interval;
 			p->dropped += missed;
@@ -189,7 +190,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !builtin_stop)
 			;
 	}
-	p->duration_ns = sampler_now() - start;
+	p->duration_ns = clock_now_ns() - start;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../builtin.h"
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../output/output.h"
 #include "../profile/sampler.h"
@@ -191,11 +192,11 @@ int cmd_top(int argc, char **argv)
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
 	int err = reset_window(&w, &t, v.mode, v.native);
-	uint64_t step = (uint64_t)(1e9 / rate), start = sampler_now(), next = start;
+	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
 	while (!err && !builtin_stop && count != 0) {
-		err = sampler_tick(&w.samplers[w.cur], sampler_now() - start);
-		uint64_t now = sampler_now();
+		err = sampler_tick(&w.samplers[w.cur], clock_now_ns() - start);
+		uint64_t now = clock_now_ns();
 		if (now >= next_table) {
 			err = err ?: write_table(&w, &t, &v, pid, window);
 			next_table += (uint64_t)(interval * 1e9);
@@ -213,7 +214,7 @@ int cmd_top(int argc, char **argv)
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
 		next += step;
-		now = sampler_now();
+		now = clock_now_ns();
 		int wait_ms = next > now ? (int)((next - now) / 1000000) : 0;
 		struct pollfd pfd = { 0, POLLIN, 0 };
 		if (v.tty && poll(&pfd, 1, wait_ms) > 0) {

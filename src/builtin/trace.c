@@ -16,6 +16,7 @@
 #include "../agent/trace_print.h"
 #include "../builtin.h"
 #include "../lib/buf.h"
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../lib/opt.h"
 #include "agent_helpers.h"
@@ -245,10 +246,10 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 	trace_printer_init(&p, out, o->slow_cpu);
 	struct ring_cons rc;
 	ring_cons_init(&rc, h);
-	uint64_t deadline = o->duration > 0 ? agent_cli_now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	uint64_t deadline = o->duration > 0 ? clock_now_ns() + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int idle_ms = 1, gone = 0;
 	code = EXIT_OK;
-	while (!builtin_stop && agent_cli_now_ns() < deadline) {
+	while (!builtin_stop && clock_now_ns() < deadline) {
 		long n = trace_drain(&rc, &p);
 		if (n < 0) {
 			error("process %d: the event ring is corrupt", o->pid);
@@ -262,7 +263,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 				continue;
 		} else {
 			/* idle: show calls that have run long (200 ms), keep short ones in flight whole */
-			trace_printer_flush_older(&p, agent_cli_now_ns() - 200000000ull);
+			trace_printer_flush_older(&p, clock_now_ns() - 200000000ull);
 			if (fflush(out) || ferror(out)) {
 				code = err_report(errno == EPIPE ? -EPIPE : -EIO, "cannot write the trace");
 				break;

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "pause.h"
 #include "task.h"
@@ -146,14 +146,6 @@ void unwind_close(struct unwinder *u)
 	map_free(&u->names);
 	free(u->stack);
 	memset(u, 0, sizeof(*u));
-}
-
-/* Monotonic time in ns. */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -292,7 +284,7 @@ static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, 
 /* Report the process's files again (a library it loaded since), at most once a second. */
 static void refresh(struct unwinder *u)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_now_ns();
 	if (now - u->refreshed < 1000000000ULL)
 		return;
 	u->refreshed = now;
@@ -349,7 +341,7 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
 	if (!allow_stop)
 		return 0;
 	/* On a CPU: stopped for its registers and the unwind (its stack cannot move meanwhile). */
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_now_ns();
 	if ((err = pause_thread_stop(tid, u->regs)))
 		return err == ERR_GONE ? 0 : err;
 	u->nregs = 17;
@@ -358,7 +350,7 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
 		n = 0;
 	pause_thread_go(tid);
 	u->stops++;
-	u->stop_ns += now_ns() - t0;
+	u->stop_ns += clock_now_ns() - t0;
 	return n;
 }
 

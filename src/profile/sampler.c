@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../lib/err.h"
 #include "../proc/task.h"
@@ -15,13 +14,6 @@ _Static_assert((int)FRAME_RUBY == (int)PROFILE_FRAME_RUBY && (int)FRAME_CFUNC ==
 		       (int)FRAME_TRUNCATED == (int)PROFILE_FRAME_TRUNCATED && (int)FRAME_GC == (int)PROFILE_FRAME_GC &&
 		       (int)FRAME_WAIT == (int)PROFILE_FRAME_WAIT && (int)FRAME_NATIVE == (int)PROFILE_FRAME_NATIVE,
 	       "frame kinds: walk.h and profile.h must agree");
-
-uint64_t sampler_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 {

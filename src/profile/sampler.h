@@ -37,7 +37,5 @@ void sampler_free(struct sampler *s);
 int sampler_tick(struct sampler *s, uint64_t t_ns);
 /* "wall", "cpu", "gvl" -> enum sampler_mode; -1 for anything else. */
 int sampler_mode_parse(const char *name);
-/* Monotonic time in ns. */
-uint64_t sampler_now(void);
 
 #endif
