@@ -123,11 +123,12 @@ static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, i
 static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
 {
 	switch (s->mode) {
-	case SAMPLER_CPU:
+	case SAMPLER_CPU: {
 		/* Running by the kernel's account, and not in a method that waits nor for the GVL (a thread
 		   that was running a moment ago as the stack was read, on its way into a wait). */
-		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT &&
-		       !(ruby_top(th) < th->nframes && th->frames[ruby_top(th)].kind == FRAME_WAIT);
+		int top = ruby_top(th);
+		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT && !(top < th->nframes && th->frames[top].kind == FRAME_WAIT);
+	}
 	case SAMPLER_GVL: return th->state == THREAD_GVL_WAIT;
 	}
 	return 1;

@@ -697,7 +697,9 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
 	ts->syscall = WALK_SYSCALL_UNKNOWN;
 	unsigned long long sp, pc;
-	if ((flags & WALK_SYSCALL) && ts->state == THREAD_BLOCKED && ts->tid && !t->core &&
+	/* (an open unwinder reads it anyway, below) */
+	int unwinds = (flags & WALK_NATIVE) && t->walk->unwind;
+	if ((flags & WALK_SYSCALL) && !unwinds && ts->state == THREAD_BLOCKED && ts->tid && !t->core &&
 	    task_syscall(t->pid, ts->tid, &ts->syscall, &sp, &pc))
 		ts->syscall = WALK_SYSCALL_UNKNOWN;
 	uint64_t name = word(th, L->th_name);
