@@ -158,13 +158,12 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 			(unsigned long long)r->total, label);
 	}
 	free(rows);
-	/* How much of it was waiting, not working: samples whose innermost frame is a method that waits. */
+	/* How much of it was waiting, not working: samples in a method that waits (idle, as profile_stack_state
+	   sees it: under the native frames --native puts over it too). */
 	uint64_t waiting = 0;
-	for (uint32_t i = 0; i < p->nstacks; i++) {
-		const struct profile_stack *st = &p->stacks[i];
-		if (st->len && p->frames[p->pool[st->start + st->len - 1]].kind == PROFILE_FRAME_WAIT)
-			waiting += st->count;
-	}
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].count && profile_stack_state(p, i) == PROFILE_STATE_IDLE)
+			waiting += p->stacks[i].count;
 	if (waiting && total)
 		fprintf(f, "(%.2f%% of the samples wait: sleep, locks, queues, I/O readiness, children; --mode cpu leaves "
 			   "them out)\n", 100.0 * (double)waiting / (double)total);
