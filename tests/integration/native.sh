@@ -84,6 +84,8 @@ for ver in 3.1 3.3 2.7 3.4; do
 		# The target unharmed: 1 kHz for 60 s, every thread unwound, threads starting and exiting meanwhile.
 		"$RBSCOPE" record -p "$pid" --native -r 1000 -d 60 -f summary -o "$work/native-1k.txt" 2>"$work/native-1k.err"
 		check "native: ruby $ver: 1 kHz for 60 s: exits 0 ($(tail -n 2 "$work/native-1k.err" | tr '\n' ' '))" test $? = 0
+		check "native: ruby $ver: the summary still counts the waits under native frames ($(grep -o '[0-9.]*% of the samples wait' "$work/native-1k.txt"))" \
+			grep -q '% of the samples wait' "$work/native-1k.txt"
 		sleep 0.5
 		check "native: ruby $ver: the process lives on, every checksum right ($(grep -c bad "$work/ruby-$ver.out") bad)" \
 			sh -c "kill -0 $pid && ! grep -q bad '$work/ruby-$ver.out'"
