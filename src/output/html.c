@@ -59,9 +59,7 @@ static void threads(const struct profile *p, FILE *f)
 		fprintf(f, "<th>%% %s</th>", profile_state_name(k));
 	fputs("</tr></thead><tbody>\n", f);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
-		uint64_t n = 0;
-		for (int k = 0; k < PROFILE_STATES; k++)
-			n += p->thread_states[i][k];
+		uint64_t n = profile_thread_samples(p, i);
 		fprintf(f, "<tr><td>%d</td><td>", p->threads[i].tid);
 		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
 		fprintf(f, "</td><td>%llu</td>", (unsigned long long)n);

@@ -107,9 +107,7 @@ static void write_thread_states(const struct profile *p, FILE *f)
 {
 	uint32_t shown = 0;
 	for (uint32_t i = 0; i < p->nthreads; i++) {
-		uint64_t n = 0;
-		for (int k = 0; k < PROFILE_STATES; k++)
-			n += p->thread_states ? p->thread_states[i][k] : 0;
+		uint64_t n = profile_thread_samples(p, i);
 		if (!n)
 			continue;
 		if (!shown++) {

@@ -152,6 +152,14 @@ int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_
 	return 0;
 }
 
+uint64_t profile_thread_samples(const struct profile *p, uint32_t i)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < PROFILE_STATES; k++)
+		n += p->thread_states[i][k];
+	return n;
+}
+
 int profile_stack_state(const struct profile *p, uint32_t stack)
 {
 	const struct profile_stack *s = &p->stacks[stack];

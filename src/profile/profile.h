@@ -115,6 +115,8 @@ int profile_thread(struct profile *p, int32_t tid, const char *name);
 int64_t profile_thread_index(struct profile *p, int32_t tid);
 /* Count n more samples of stack for thread tid in its states (profile_add does for the samples it adds). */
 int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_t n);
+/* Thread i's (index in p->threads) samples, in all states. */
+uint64_t profile_thread_samples(const struct profile *p, uint32_t i);
 /* The state a stack shows (enum profile_state). */
 int profile_stack_state(const struct profile *p, uint32_t stack);
 /* "running", "GVL wait", "blocked", "idle", "GC". */
