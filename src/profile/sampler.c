@@ -38,11 +38,6 @@ void sampler_free(struct sampler *s)
 	map_free(&s->state_frames);
 }
 
-int sampler_mode_parse(const char *name)
-{
-	return !strcmp(name, "wall") ? SAMPLER_WALL : !strcmp(name, "cpu") ? SAMPLER_CPU : !strcmp(name, "gvl") ? SAMPLER_GVL : -1;
-}
-
 static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
 {
 	uint64_t key = map_hash_bytes(f, sizeof(*f), 7);
@@ -82,30 +77,19 @@ static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, i
 {
 	int top = ruby_top(th);
 	int top_waits = top < th->nframes && th->frames[top].kind == FRAME_WAIT, state, sc = 0;
-	char name[64];
 	*id = -1;
 	if (th->state == THREAD_GVL_WAIT) {
 		state = PROFILE_STATE_GVL;
-		snprintf(name, sizeof(name), PROFILE_STATE_GVL_FRAME);
 	} else if (top_waits) {
 		return 0;
 	} else if (th->state == THREAD_BLOCKED && (th->syscall == TASK_ON_CPU || th->syscall == TASK_NO_SYSCALL)) {
 		state = PROFILE_STATE_RUNNING; /* C code that let go of the GVL, on a CPU or ready for one */
 		sc = th->syscall;
-		snprintf(name, sizeof(name), PROFILE_STATE_NOGVL_FRAME);
 	} else if (th->state == THREAD_BLOCKED) {
-		const char *call = th->syscall >= 0 ? task_syscall_name(th->syscall) : NULL;
 		state = PROFILE_STATE_BLOCKED;
 		sc = th->syscall >= 0 ? th->syscall + 1 : 0;
-		if (call)
-			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": %s)", call);
-		else if (th->syscall >= 0)
-			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": system call %d)", th->syscall);
-		else
-			snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ")");
 	} else if (th->state == THREAD_SLEEPING) {
 		state = PROFILE_STATE_IDLE;
-		snprintf(name, sizeof(name), PROFILE_STATE_SLEEPING_FRAME);
 	} else {
 		return 0;
 	}
@@ -114,6 +98,21 @@ static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, i
 		*id = (int64_t)*hit - 1;
 		return 0;
 	}
+	/* First time: its name, interned once. */
+	char name[64];
+	const char *call = sc > 0 ? task_syscall_name(sc - 1) : NULL;
+	if (state == PROFILE_STATE_GVL)
+		snprintf(name, sizeof(name), PROFILE_STATE_GVL_FRAME);
+	else if (state == PROFILE_STATE_RUNNING)
+		snprintf(name, sizeof(name), PROFILE_STATE_NOGVL_FRAME);
+	else if (state == PROFILE_STATE_IDLE)
+		snprintf(name, sizeof(name), PROFILE_STATE_SLEEPING_FRAME);
+	else if (call)
+		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": %s)", call);
+	else if (sc > 0)
+		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": system call %d)", sc - 1);
+	else
+		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ")");
 	if ((*id = profile_frame(s->profile, name, "", 0, PROFILE_FRAME_STATE)) < 0)
 		return (int)*id;
 	return map_put(&s->state_frames, key, (uint64_t)*id + 1);

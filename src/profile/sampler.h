@@ -35,7 +35,5 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
 void sampler_free(struct sampler *s);
 /* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */
 int sampler_tick(struct sampler *s, uint64_t t_ns);
-/* "wall", "cpu", "gvl" -> enum sampler_mode; -1 for anything else. */
-int sampler_mode_parse(const char *name);
 
 #endif
