@@ -117,6 +117,25 @@ static int report_modules(struct unwinder *u, const char *libruby)
 	return 0;
 }
 
+/*
+ * A libdwfl session over the process's mappings as they are now, into
+ * u->dwfl and u->maps (whatever they held is the caller's). On an error, what
+ * was made is left there for unwind_close() or the caller to free.
+ */
+static int new_session(struct unwinder *u, const char *libruby)
+{
+	u->dwfl = NULL;
+	u->maps = (struct maps){ 0 }; /* maps_read() leaves it as it was when the process is gone */
+	int err = maps_read(u->pid, &u->maps);
+	if (err)
+		return err;
+	if (!(u->dwfl = dwfl_begin(&callbacks)))
+		return -ENOMEM;
+	if ((err = report_modules(u, libruby)))
+		return err;
+	return dwfl_attach_state(u->dwfl, NULL, u->pid, &thread_callbacks, u) ? 0 : ERR_UNSUPPORTED;
+}
+
 int unwind_open(struct unwinder *u, pid_t pid, struct mem *mem, const char *libruby_path, struct strtab *strs)
 {
 	memset(u, 0, sizeof(*u));
@@ -124,18 +143,7 @@ int unwind_open(struct unwinder *u, pid_t pid, struct mem *mem, const char *libr
 	u->mem = mem;
 	u->strs = strs;
 	map_init(&u->names);
-	int err = maps_read(pid, &u->maps);
-	if (err)
-		return err;
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	if (!dwfl)
-		return -ENOMEM;
-	u->dwfl = dwfl;
-	if ((err = report_modules(u, libruby_path)))
-		return err;
-	if (!dwfl_attach_state(dwfl, NULL, pid, &thread_callbacks, u))
-		return ERR_UNSUPPORTED;
-	return 0;
+	return new_session(u, libruby_path);
 }
 
 void unwind_close(struct unwinder *u)
@@ -290,26 +298,16 @@ static void refresh(struct unwinder *u)
 	u->refreshed = now;
 	u->stale = 0;
 	/* A new libdwfl session: one whose modules are reported again loses its process state. */
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	struct maps m;
-	if (!dwfl || maps_read(u->pid, &m)) {
-		if (dwfl)
-			dwfl_end(dwfl);
-		return;
-	}
 	Dwfl *old = u->dwfl;
 	struct maps old_maps = u->maps;
-	u->dwfl = dwfl;
-	u->maps = m;
-	if (report_modules(u, NULL) || !dwfl_attach_state(dwfl, NULL, u->pid, &thread_callbacks, u)) {
-		dwfl_end(dwfl);
-		maps_free(&u->maps);
-		u->dwfl = old;
-		u->maps = old_maps;
-		return;
-	}
-	dwfl_end(old);
-	maps_free(&old_maps);
+	int err = new_session(u, NULL);
+	Dwfl *gone = err ? u->dwfl : old; /* the session that is not kept */
+	struct maps gone_maps = err ? u->maps : old_maps;
+	if (err)
+		u->dwfl = old, u->maps = old_maps;
+	if (gone)
+		dwfl_end(gone);
+	maps_free(&gone_maps);
 }
 
 int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_frame *out, int max, int *syscall,
@@ -333,10 +331,11 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
 		u->regs[DWARF_SP] = sp;
 		u->regs[DWARF_PC] = pc;
 		int n = walk_frames(u, tid, out, max);
-		if (task_syscall(u->pid, tid, &again, &sp2, &pc2) || again != nr || sp2 != sp || pc2 != pc ||
-		    (still && !still(arg)))
+		if (task_syscall(u->pid, tid, &again, &sp2, &pc2) || again != nr || sp2 != sp || pc2 != pc) {
+			u->left++;
 			return 0;
-		return n;
+		}
+		return still && !still(arg) ? 0 : n;
 	}
 	if (!allow_stop)
 		return 0;

@@ -35,6 +35,7 @@ struct unwinder {
 	uint64_t refreshed;  /* when, monotonic ns */
 	int stop_in_libruby; /* when not 0: end an unwind at this many libruby frames in a row, or a first one */
 	uint64_t stops, stop_ns; /* ptrace stops made and the time threads spent stopped */
+	uint64_t left;           /* threads off a CPU that left their system call during their unwind */
 };
 
 /* One native frame: its instruction address and where it is. */

@@ -657,12 +657,13 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	if (!c->unwind)
 		return;
 	struct native_check chk = { t, w, 0 };
+	uint64_t left = c->unwind->left;
 	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr, same_call, &chk);
 	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr != TASK_SYSCALL_UNREAD)
 		ts->syscall = nr; /* read anyway: the state frame can name it */
 	s->native_stops = c->unwind->stops;
 	s->native_stop_ns = c->unwind->stop_ns;
-	s->native_moved += chk.moved;
+	s->native_moved += (uint64_t)chk.moved + (c->unwind->left - left);
 	int k = n > 0 ? native_above(c->native, n) : 0;
 	if (!k || s->nframes_total + (uint32_t)ts->nframes + (uint32_t)k > WALK_MAX_TOTAL)
 		return;
