@@ -59,7 +59,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "native", &o->native,
 			 "put the native functions the innermost C method called (libc, libz,\n"
 			 "extensions) over it, unwound with their call-frame information; a thread\n"
-			 "on a CPU is stopped (ptrace) for the microseconds its registers take"),
+			 "on a CPU is stopped (ptrace) while it is unwound"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};

@@ -150,7 +150,7 @@ int cmd_snapshot(int argc, char **argv)
 		OPT_FLAG(0, "native", &native,
 			 "also the native functions the innermost C method called (libc, libz,\n"
 			 "extensions), unwound with their call-frame information; a thread on a CPU\n"
-			 "is stopped (ptrace) for the microseconds its registers take"),
+			 "is stopped (ptrace) while it is unwound"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};

@@ -161,7 +161,7 @@ int cmd_top(int argc, char **argv)
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
 		OPT_FLAG(0, "native", &v.native,
 			 "count the native functions C methods call, as record --native does (a\n"
-			 "thread on a CPU is stopped for the microseconds its registers take)"),
+			 "thread on a CPU is stopped while it is unwound)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
