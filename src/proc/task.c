@@ -223,3 +223,62 @@ int task_environ(pid_t pid, const char *name, char *buf, size_t cap)
 	fclose(f);
 	return found;
 }
+
+int task_start_time(pid_t pid, unsigned long long *ticks)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	ssize_t n = read_file(path, text, sizeof(text));
+	if (n < 0)
+		return n == -ENOENT || n == -ESRCH ? ERR_NO_PROCESS : (int)n;
+	/* After the command's closing parenthesis: state is field 3, starttime field 22. */
+	char *p = strrchr(text, ')');
+	if (!p)
+		return ERR_CORRUPT;
+	p++;
+	for (int field = 2; field < 21 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return ERR_CORRUPT;
+	*ticks = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+/* Is s[0..n) hexadecimal? */
+static int all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int task_container_id_parse(const char *text, char *out, size_t cap)
+{
+	if (cap < 65)
+		return 0;
+	/*
+	 * Docker, containerd, CRI-O and Podman name a container's cgroup after its
+	 * 64-hex-digit id: /docker/ID, docker-ID.scope, cri-containerd-ID.scope,
+	 * crio-ID.scope, libpod-ID.scope. The last such id wins.
+	 */
+	int found = 0;
+	for (const char *s = text; *s; s++) {
+		if ((s > text && s[-1] != '/' && s[-1] != '-') || !all_hex(s, 64) || all_hex(s + 64, 1))
+			continue;
+		memcpy(out, s, 64);
+		out[64] = 0;
+		found = 1;
+		s += 63;
+	}
+	return found;
+}
+
+int task_container_id(pid_t pid, char *out, size_t cap)
+{
+	char path[64], text[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (read_file(path, text, sizeof(text)) < 0)
+		return 0;
+	return task_container_id_parse(text, out, cap);
+}

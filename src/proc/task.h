@@ -38,6 +38,12 @@ int task_other_pidns(pid_t pid);
  */
 struct map;
 int task_ns_tids(pid_t pid, struct map *m);
+/* When pid started (clock ticks after boot, /proc/PID/stat): a pid reused is another process. 0 or negative. */
+int task_start_time(pid_t pid, unsigned long long *ticks);
+/* The id of the container pid runs in (64 hex digits, from /proc/PID/cgroup) into out: 1, or 0 if none. */
+int task_container_id(pid_t pid, char *out, size_t cap);
+/* The same from the text of a cgroup file. */
+int task_container_id_parse(const char *text, char *out, size_t cap);
 /* pthread_t -> kernel tid, for Rubies that keep only the pthread_t (glibc's struct pthread). */
 #define TASK_GLIBC_PTHREAD_TID_OFFSET 0x2d0
 

@@ -250,3 +250,93 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	free(buf);
 	return err;
 }
+
+/* dst's id of src's stack, interned by its frames' text on first use (maps: src id -> dst id + 1). */
+static int64_t copy_stack(struct profile *dst, const struct profile *src, uint32_t stack, struct map *frames,
+			  struct map *stacks, uint32_t **buf, uint32_t *cap)
+{
+	uint64_t *hit = map_get(stacks, stack);
+	if (hit)
+		return (int64_t)*hit - 1;
+	const struct profile_stack *s = &src->stacks[stack];
+	if (s->len > *cap) {
+		uint32_t *b = realloc(*buf, s->len * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = s->len;
+	}
+	for (uint32_t j = 0; j < s->len; j++) {
+		uint32_t f = src->pool[s->start + j];
+		uint64_t *fh = map_get(frames, f);
+		if (fh) {
+			(*buf)[j] = (uint32_t)(*fh - 1);
+			continue;
+		}
+		const struct profile_frame *fr = &src->frames[f];
+		int64_t id = profile_frame(dst, strtab_get(&src->strs, fr->name), strtab_get(&src->strs, fr->path),
+					   fr->line, fr->kind);
+		if (id < 0 || map_put(frames, f, (uint64_t)id + 1))
+			return id < 0 ? id : -ENOMEM;
+		(*buf)[j] = (uint32_t)id;
+	}
+	int64_t id = profile_stack(dst, *buf, s->len);
+	if (id >= 0 && map_put(stacks, stack, (uint64_t)id + 1))
+		return -ENOMEM;
+	return id;
+}
+
+int profile_copy_samples(struct profile *dst, const struct profile *src, uint64_t from, uint64_t to,
+			 int (*keep)(void *ctx, int32_t tid, int state), void *ctx)
+{
+	struct map frames, stacks, named;
+	map_init(&frames);
+	map_init(&stacks);
+	map_init(&named);
+	uint32_t *buf = NULL, cap = 0;
+	int err = 0;
+	for (uint64_t i = from; i < to && i < src->nsamples && !err; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		if (keep && !keep(ctx, s->tid, profile_stack_state(src, s->stack)))
+			continue;
+		int64_t st = copy_stack(dst, src, s->stack, &frames, &stacks, &buf, &cap);
+		if (st < 0) {
+			err = (int)st;
+			break;
+		}
+		if (!map_get(&named, (uint32_t)s->tid)) {
+			err = map_put(&named, (uint32_t)s->tid, 1) ?: profile_thread(dst, s->tid, profile_thread_name(src, s->tid));
+			if (err)
+				break;
+		}
+		err = profile_add(dst, (uint32_t)st, s->t_ns, s->tid);
+	}
+	free(buf);
+	map_free(&frames);
+	map_free(&stacks);
+	map_free(&named);
+	return err;
+}
+
+uint64_t profile_sample_at(const struct profile *p, uint64_t t_ns)
+{
+	uint64_t lo = 0, hi = p->nsamples;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (p->samples[mid].t_ns < t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void profile_drop_samples(struct profile *p, uint64_t n)
+{
+	if (n >= p->nsamples) {
+		p->nsamples = 0;
+		return;
+	}
+	memmove(p->samples, p->samples + n, (p->nsamples - n) * sizeof(*p->samples));
+	p->nsamples -= n;
+}

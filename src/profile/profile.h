@@ -127,6 +127,17 @@ const char *profile_thread_name(const struct profile *p, int32_t tid);
 uint64_t profile_total(const struct profile *p);
 /* Add src's stacks and their counts to dst (frames interned by their text), and its threads' states; samples not copied. */
 int profile_merge(struct profile *dst, const struct profile *src);
+/*
+ * Add src's samples [from, to) that keep (NULL: all) says to keep, given each
+ * one's thread and state, to dst: their stacks interned by their frames' text,
+ * their threads' names with them. dst needs keep_samples to hold them in order.
+ */
+int profile_copy_samples(struct profile *dst, const struct profile *src, uint64_t from, uint64_t to,
+			 int (*keep)(void *ctx, int32_t tid, int state), void *ctx);
+/* The index of the first sample at or after t_ns (samples are in time order). */
+uint64_t profile_sample_at(const struct profile *p, uint64_t t_ns);
+/* Forget the first n samples (their stacks keep their counts). */
+void profile_drop_samples(struct profile *p, uint64_t n);
 
 /*
  * The --raw format, written as the recording goes (raw.c): start, then flush

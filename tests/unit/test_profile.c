@@ -1,4 +1,4 @@
-/* test_profile.c: thread states as stacks show them, counted per thread, kept through --raw files and merges. */
+/* test_profile.c: thread states as stacks show them, counted per thread, kept through --raw files and merges; sample windows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,6 +141,58 @@ static void test_thread_states_merged(void **state)
 	profile_free(&p);
 }
 
+/* Keep thread 2's samples in states other than running (a filter as serve's). */
+static int keep_thread2_waits(void *ctx, int32_t tid, int state)
+{
+	(void)ctx;
+	return tid == 2 && state != PROFILE_STATE_RUNNING;
+}
+
+static void test_sample_windows(void **state)
+{
+	(void)state;
+	struct profile p, w;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	p.keep_samples = 1;
+	make_stacks(&p, st);
+	assert_int_equal(profile_thread(&p, 2, "worker"), 0);
+	for (uint64_t t = 0; t < 10; t++) { /* at t: thread 1 runs, thread 2 in stack t % NSTACKS */
+		assert_int_equal(profile_add(&p, st[RUNS], t * 100, 1), 0);
+		assert_int_equal(profile_add(&p, st[t % NSTACKS], t * 100, 2), 0);
+	}
+	assert_int_equal(profile_sample_at(&p, 0), 0);
+	assert_int_equal(profile_sample_at(&p, 250), 6);
+	assert_int_equal(profile_sample_at(&p, 300), 6);
+	assert_int_equal(profile_sample_at(&p, 5000), 20);
+	/* [200, 600): t = 2..5, thread 2 in READ, SELECT, SLEEP, GC: none running, all kept. */
+	assert_int_equal(profile_init(&w), 0);
+	w.keep_samples = 1;
+	assert_int_equal(profile_copy_samples(&w, &p, profile_sample_at(&p, 200), profile_sample_at(&p, 600),
+					      keep_thread2_waits, NULL), 0);
+	assert_int_equal(w.nsamples, 4);
+	assert_int_equal(profile_total(&w), 4);
+	assert_int_equal(w.samples[0].t_ns, 200);
+	assert_int_equal(w.samples[3].t_ns, 500);
+	assert_string_equal(profile_thread_name(&w, 2), "worker");
+	assert_int_equal(profile_stack_state(&w, w.samples[0].stack), PROFILE_STATE_BLOCKED);
+	assert_int_equal(profile_stack_state(&w, w.samples[3].stack), PROFILE_STATE_GC);
+	/* Stacks are the same by their text: copying again adds no new ones. */
+	uint32_t nstacks = w.nstacks;
+	assert_int_equal(profile_copy_samples(&w, &p, 0, p.nsamples, keep_thread2_waits, NULL), 0);
+	assert_int_equal(w.nstacks, nstacks + 1); /* GVL (t = 1, 8) was outside the window */
+	profile_free(&w);
+	/* Dropping the oldest keeps the rest in order, and the counts. */
+	uint64_t total = profile_total(&p);
+	profile_drop_samples(&p, 6);
+	assert_int_equal(p.nsamples, 14);
+	assert_int_equal(p.samples[0].t_ns, 300);
+	assert_int_equal(profile_total(&p), total);
+	profile_drop_samples(&p, 100);
+	assert_int_equal(p.nsamples, 0);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_thread_states_counted),
 		cmocka_unit_test(test_thread_states_raw),
 		cmocka_unit_test(test_thread_states_merged),
+		cmocka_unit_test(test_sample_windows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
