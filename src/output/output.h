@@ -50,6 +50,26 @@ void summary_label(const struct profile *p, const struct summary_row *r, int by_
 /* "states: running 52.0%, GVL wait 48.0%, ...": all threads' samples by state (enum profile_state). */
 void output_states_line(const struct profile *p, char *out, size_t cap);
 
+/*
+ * pprof with choices `rbscope serve` makes per request: the sample types of
+ * Go's CPU profile (samples/count, cpu/nanoseconds) or wall clock, and labels
+ * of each sample's process found from its thread id.
+ */
+struct pprof_labels {
+	int64_t pid;           /* 0: none */
+	const char *command;   /* "process command" */
+	const char *container; /* "container id", NULL or "" for none */
+	const char *service;   /* "service_name", NULL or "" for none */
+};
+struct pprof_options {
+	int cpu; /* sample types samples/count and cpu/nanoseconds, period type cpu/nanoseconds */
+	/* The labels of thread tid's process; 0, or -1 for none. */
+	int (*labels)(void *ctx, int32_t tid, struct pprof_labels *out);
+	void *ctx;
+	const char *comment; /* replaces the one made from the profile's pid and command */
+};
+int output_pprof_with(const struct profile *p, FILE *f, const struct pprof_options *o);
+
 /* Options some writers take, set by the command before writing. */
 struct output_options {
 	double flame_min_width; /* flamegraph: drop frames narrower than this fraction of all samples */

@@ -62,6 +62,12 @@ struct pprof {
 	struct map thread_index; /* tid -> string table index of its name */
 	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread, s_state; /* fixed strings */
 	uint32_t s_states[PROFILE_STATES];
+	uint32_t s_cpu, s_pid, s_command, s_container, s_service;
+	const struct pprof_options *opt;
+	struct map label_index; /* tid -> index in labels + 1 */
+	struct label_set { int64_t pid; uint32_t command, container, service; } *labels;
+	uint32_t nlabels;
+	size_t labels_cap;
 	uint64_t period;
 	char comment[512];
 	struct pb msg, sub; /* a message and one nested in it */
@@ -247,10 +253,12 @@ static int index_threads(struct pprof *pp)
 	return pp->msg.err;
 }
 
-static int pprof_init(struct pprof *pp, const struct profile *p)
+static int pprof_init(struct pprof *pp, const struct profile *p, const struct pprof_options *o)
 {
 	memset(pp, 0, sizeof(*pp));
 	pp->p = p;
+	pp->opt = o;
+	map_init(&pp->label_index);
 	map_init(&pp->str_index);
 	map_init(&pp->thread_index);
 	buf_init(&pp->msg.b, PB_MAX);
@@ -278,6 +286,15 @@ static int pprof_init(struct pprof *pp, const struct profile *p)
 	pp->s_state = str_add(pp, "thread state");
 	for (int k = 0; k < PROFILE_STATES; k++)
 		pp->s_states[k] = str_add(pp, profile_state_name(k));
+	if (o) {
+		pp->s_cpu = str_add(pp, "cpu");
+		pp->s_pid = str_add(pp, "pid");
+		pp->s_command = str_add(pp, "process command");
+		pp->s_container = str_add(pp, "container id");
+		pp->s_service = str_add(pp, "service_name");
+		if (o->comment)
+			snprintf(pp->comment, sizeof(pp->comment), "%s", o->comment);
+	}
 	return index_frames(pp) ?: index_threads(pp);
 }
 
@@ -288,6 +305,8 @@ static void pprof_free(struct pprof *pp)
 	free(pp->func_frame);
 	free(pp->ids);
 	free(pp->strs);
+	free(pp->labels);
+	map_free(&pp->label_index);
 	map_free(&pp->str_index);
 	map_free(&pp->thread_index);
 	buf_free(&pp->msg.b);
@@ -345,6 +364,35 @@ static void put_label(struct pprof *pp, uint32_t key, uint32_t str, int64_t num)
 	pb_message(&pp->msg, SAMPLE_LABEL, &pp->sub);
 }
 
+/* Thread tid's process labels (asked once per thread), or NULL. */
+static const struct label_set *labels_of(struct pprof *pp, int32_t tid)
+{
+	if (!pp->opt || !pp->opt->labels)
+		return NULL;
+	uint64_t *hit = map_get(&pp->label_index, (uint32_t)tid);
+	if (hit)
+		return *hit ? &pp->labels[*hit - 1] : NULL;
+	struct pprof_labels l = { 0 };
+	if (pp->opt->labels(pp->opt->ctx, tid, &l)) {
+		if (map_put(&pp->label_index, (uint32_t)tid, 0))
+			pp->msg.err = -ENOMEM;
+		return NULL;
+	}
+	struct label_set *v = vec_grow(pp->labels, pp->nlabels, &pp->labels_cap, sizeof(*v));
+	if (!v || map_put(&pp->label_index, (uint32_t)tid, pp->nlabels + 1)) {
+		pp->msg.err = -ENOMEM;
+		return NULL;
+	}
+	pp->labels = v;
+	v[pp->nlabels] = (struct label_set){
+		l.pid,
+		l.command && *l.command ? str_add(pp, l.command) : 0,
+		l.container && *l.container ? str_add(pp, l.container) : 0,
+		l.service && *l.service ? str_add(pp, l.service) : 0,
+	};
+	return &pp->labels[pp->nlabels++];
+}
+
 static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 {
 	const struct profile *p = pp->p;
@@ -364,6 +412,15 @@ static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 		uint64_t *name = map_get(&pp->thread_index, (uint32_t)a->tid);
 		if (name && *name)
 			put_label(pp, pp->s_thread, (uint32_t)*name, 0);
+		const struct label_set *l = labels_of(pp, a->tid);
+		if (l && l->pid)
+			put_label(pp, pp->s_pid, 0, l->pid);
+		if (l && l->command)
+			put_label(pp, pp->s_command, l->command, 0);
+		if (l && l->container)
+			put_label(pp, pp->s_container, l->container, 0);
+		if (l && l->service)
+			put_label(pp, pp->s_service, l->service, 0);
 	}
 	put_label(pp, pp->s_state, pp->s_states[profile_stack_state(p, a->stack)], 0);
 	gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
@@ -419,8 +476,9 @@ static void put_strings(struct pprof *pp)
 static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 {
 	const struct profile *p = pp->p;
+	uint32_t kind = pp->opt && pp->opt->cpu ? pp->s_cpu : pp->s_wall;
 	put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_samples, pp->s_count);
-	put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_wall, pp->s_ns);
+	put_value_type(pp, PPROF_SAMPLE_TYPE, kind, pp->s_ns);
 	for (uint64_t i = 0; i < n && !pp->gz.err; i++)
 		put_sample(pp, &a[i], p->nsamples != 0);
 	for (uint32_t i = 0; i < p->nframes && !pp->gz.err; i++)
@@ -430,7 +488,7 @@ static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 		put_function(pp, id);
 	put_scalar(pp, PPROF_TIME_NANOS, p->start_ns);
 	put_scalar(pp, PPROF_DURATION_NANOS, p->duration_ns);
-	put_value_type(pp, PPROF_PERIOD_TYPE, pp->s_wall, pp->s_ns);
+	put_value_type(pp, PPROF_PERIOD_TYPE, kind, pp->s_ns);
 	put_scalar(pp, PPROF_PERIOD, pp->period);
 	put_scalar(pp, PPROF_COMMENT, str_add(pp, pp->comment));
 	put_strings(pp);
@@ -442,10 +500,15 @@ static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 
 int output_pprof(const struct profile *p, FILE *f)
 {
+	return output_pprof_with(p, f, NULL);
+}
+
+int output_pprof_with(const struct profile *p, FILE *f, const struct pprof_options *o)
+{
 	struct pprof pp;
 	uint64_t n = 0;
 	struct agg *a = NULL;
-	int err = pprof_init(&pp, p);
+	int err = pprof_init(&pp, p, o);
 	if (!err && !(a = aggregate(p, &n)))
 		err = -ENOMEM;
 	if (!err && !(err = gz_open(&pp.gz, f))) {
