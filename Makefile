@@ -7,11 +7,11 @@ CFLAGS ?= -O2 -g
 VERSION := $(shell sed -n 's/.*VERSION = "\(.*\)"/\1/p' lib/rbscope/version.rb)
 # Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
 WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -DRBSCOPE_VERSION='"$(VERSION)"'
-LDLIBS = -ldw -lelf -lz -lm
+LDLIBS = -ldw -lelf -lz -lm -pthread
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c src/heap/*.c src/agent/*.c)
+	src/profile/*.c src/output/*.c src/serve/*.c src/heap/*.c src/agent/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)

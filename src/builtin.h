@@ -27,6 +27,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_heapdump(int argc, char **argv);
 int cmd_probes(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /*
  * builtin/stop.c: after builtin_catch_stop(), SIGINT and SIGTERM set builtin_stop, which the live

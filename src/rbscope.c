@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "eval", cmd_eval, "run Ruby code in a process that allows it" },
 	{ "probes", cmd_probes, "list a process's USDT probes and which are enabled" },
 	{ "latency", cmd_latency, "live histogram of a probe's first argument, from the agent" },
+	{ "serve", cmd_serve, "keep sampling Ruby processes; answer pprof and Prometheus over HTTP" },
 	{ "heap", cmd_heap, "analyse heap dumps (ObjectSpace.dump_all)" },
 	{ "layout", cmd_layout, "print the VM struct layout used for a process or read from DWARF" },
 	{ "version", cmd_version, "print rbscope's version and supported Rubies" },

@@ -42,6 +42,7 @@ enum {
 	EXIT_NO_AGENT = 11,
 	EXIT_AGENT = 12,
 	EXIT_INJECT = 13,
+	EXIT_LISTEN = 14,
 };
 
 const char *err_message(int err);

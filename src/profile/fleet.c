@@ -1,0 +1,367 @@
+/* fleet.c: every Ruby process `rbscope serve` samples: found, attached, sampled into one profile, dropped. */
+#include "fleet.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lib/err.h"
+#include "../lib/vec.h"
+#include "../proc/task.h"
+
+#define SCAN_NS 2000000000ULL       /* look for new and exited processes every 2 s */
+#define FORGET_NS 600000000000ULL   /* a process gone (or not Ruby after all) is forgotten after 10 min */
+#define ROTATE_FRAMES 200000        /* start a new profile past this many frames... */
+#define ROTATE_POOL (16u << 20)     /* ...or this many stack entries */
+#define ROTATE_NS 3600000000000ULL  /* ...or after an hour, so threads and stacks long gone do not pile up */
+#define RECHECK_NS 30000000000ULL   /* --all: a process that did not look like Ruby is looked at again after 30 s */
+#define UNLIKELY_RESET 20           /* and that memory starts afresh every 20 such periods (pids are reused) */
+
+static struct profile *new_profile(uint32_t rate_hz)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+	if (!p || profile_init(p)) {
+		free(p);
+		return NULL;
+	}
+	p->keep_samples = 1;
+	p->rate_hz = rate_hz;
+	return p;
+}
+
+static void drop_profile(struct profile *p)
+{
+	if (p)
+		profile_free(p);
+	free(p);
+}
+
+int fleet_init(struct fleet *f, uint32_t rate_hz)
+{
+	memset(f, 0, sizeof(*f));
+	map_init(&f->tid_owner);
+	map_init(&f->unlikely);
+	f->rate_hz = rate_hz;
+	f->cur = new_profile(rate_hz);
+	return f->cur ? 0 : -ENOMEM;
+}
+
+static void target_free(struct fleet_target *e)
+{
+	if (e->state == FLEET_LIVE) {
+		sampler_free(&e->s);
+		ruby_target_detach(&e->t);
+	}
+	map_free(&e->tids);
+	free(e);
+}
+
+void fleet_free(struct fleet *f)
+{
+	for (int i = 0; i < f->n; i++)
+		target_free(f->v[i]);
+	free(f->v);
+	map_free(&f->tid_owner);
+	map_free(&f->unlikely);
+	drop_profile(f->cur);
+	drop_profile(f->old);
+}
+
+const struct fleet_target *fleet_find(const struct fleet *f, pid_t pid)
+{
+	for (int i = f->n - 1; i >= 0; i--) /* the newest first: a pid reused is the new process */
+		if (f->v[i]->pid == pid)
+			return f->v[i];
+	return NULL;
+}
+
+int fleet_live(const struct fleet *f)
+{
+	int n = 0;
+	for (int i = 0; i < f->n; i++)
+		n += f->v[i]->state == FLEET_LIVE;
+	return n;
+}
+
+const struct fleet_target *fleet_owner(const struct fleet *f, int32_t tid)
+{
+	uint64_t *hit = map_get(&f->tid_owner, (uint32_t)tid);
+	return hit ? (const struct fleet_target *)(uintptr_t)*hit : NULL;
+}
+
+/* Only the uid we run as may be profiled through us (root: every process). */
+static int ours(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return !stat(path, &st) && (geteuid() == 0 || st.st_uid == geteuid());
+}
+
+static void describe(struct fleet_target *e)
+{
+	task_cmdline(e->pid, e->command, sizeof(e->command));
+	if (task_container_id(e->pid, e->container, sizeof(e->container)) != 1)
+		e->container[0] = 0;
+	if (task_environ(e->pid, "OTEL_SERVICE_NAME", e->service, sizeof(e->service)) &&
+	    task_environ(e->pid, "PYROSCOPE_APPLICATION_NAME", e->service, sizeof(e->service)))
+		e->service[0] = 0;
+}
+
+/* Attach to pid as a new target; a process that is not Ruby (or not ours) is remembered as FLEET_FAILED. */
+static void add(struct fleet *f, pid_t pid, unsigned long long started, uint64_t now)
+{
+	struct fleet_target **v = vec_grow(f->v, (size_t)f->n, &f->cap, sizeof(*v));
+	if (!v)
+		return;
+	f->v = v;
+	struct fleet_target *e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	e->pid = pid;
+	e->started = started;
+	map_init(&e->tids);
+	describe(e);
+	int err = ours(pid) ? ruby_target_attach(&e->t, pid, f->attach) : -EPERM;
+	if (!err && (err = sampler_init(&e->s, &e->t, f->cur)))
+		sampler_free(&e->s);
+	if (err) {
+		ruby_target_detach(&e->t);
+		e->state = FLEET_FAILED;
+		e->failure = err;
+		e->gone_ns = now;
+	} else {
+		e->state = FLEET_LIVE;
+		f->attached++;
+	}
+	f->v[f->n++] = e;
+}
+
+static void set_gone(struct fleet_target *e, uint64_t now)
+{
+	if (e->state != FLEET_LIVE)
+		return;
+	sampler_free(&e->s);
+	ruby_target_detach(&e->t);
+	e->state = FLEET_GONE;
+	e->gone_ns = now;
+	memset(e->threads_now, 0, sizeof(e->threads_now));
+}
+
+/* Is pid, started at started, one we know (in any state)? */
+static struct fleet_target *known(struct fleet *f, pid_t pid, unsigned long long started)
+{
+	for (int i = f->n - 1; i >= 0; i--)
+		if (f->v[i]->pid == pid && f->v[i]->started == started)
+			return f->v[i];
+	return NULL;
+}
+
+static void consider(struct fleet *f, pid_t pid, uint64_t now)
+{
+	unsigned long long started;
+	if (pid == getpid() || task_start_time(pid, &started))
+		return;
+	struct fleet_target *e = known(f, pid, started);
+	if (e) {
+		/* Not Ruby when we looked: it may have exec'd one since (a shell script starting ruby). */
+		if (e->state != FLEET_FAILED || !f->all || e->failure == -EPERM || now < e->gone_ns + RECHECK_NS ||
+		    !ruby_process_likely(pid))
+			return;
+		e->pid = -e->pid; /* the old entry stays until forgotten, under a pid nobody has */
+	} else if (f->all) {
+		/* Reading every process's maps every scan is the scan's whole cost: remember the ones that are not Ruby. */
+		uint64_t *next = map_get(&f->unlikely, (uint32_t)pid);
+		if (next && *next > now)
+			return;
+		if (!ruby_process_likely(pid)) {
+			if (next)
+				*next = now + RECHECK_NS;
+			else
+				map_put(&f->unlikely, (uint32_t)pid, now + RECHECK_NS);
+			return;
+		}
+	}
+	add(f, pid, started, now);
+}
+
+void fleet_scan(struct fleet *f, uint64_t now, int force)
+{
+	if (!force && now < f->next_scan)
+		return;
+	f->next_scan = now + SCAN_NS;
+	if (++f->scans % (UNLIKELY_RESET * (RECHECK_NS / SCAN_NS)) == 0)
+		map_clear(&f->unlikely);
+	/* Exited first: a pid that no longer exists, or now is another process. */
+	for (int i = 0; i < f->n; i++) {
+		struct fleet_target *e = f->v[i];
+		unsigned long long started;
+		if (e->state == FLEET_LIVE && (task_start_time(e->pid, &started) || started != e->started))
+			set_gone(e, now);
+	}
+	if (!f->all) {
+		for (int i = 0; i < f->npids; i++)
+			if (!fleet_find(f, f->pids[i]) || fleet_find(f, f->pids[i])->state != FLEET_LIVE)
+				consider(f, f->pids[i], now);
+		return;
+	}
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	for (struct dirent *de; (de = readdir(d));)
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			consider(f, (pid_t)atoi(de->d_name), now);
+	closedir(d);
+}
+
+static int failure_of(int err)
+{
+	return err == ERR_TORN ? FLEET_FAIL_TORN
+	     : err == -EFAULT || err == -ESRCH || err == -EPERM || err == -EIO ? FLEET_FAIL_READ : FLEET_FAIL_OTHER;
+}
+
+/* Count what sample [from, to) of cur, e's, says of e's threads. */
+static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64_t to)
+{
+	const struct profile *p = f->cur;
+	uint32_t now[PROFILE_STATES] = { 0 };
+	int gc = 0;
+	for (uint64_t i = from; i < to; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		int state = profile_stack_state(p, s->stack);
+		now[state]++;
+		e->state_samples[state]++;
+		gc |= state == PROFILE_STATE_GC;
+		if (!map_get(&e->tids, (uint32_t)s->tid))
+			map_put(&e->tids, (uint32_t)s->tid, 1);
+		uint64_t *owner = map_get(&f->tid_owner, (uint32_t)s->tid);
+		if (owner)
+			*owner = (uintptr_t)e;
+		else
+			map_put(&f->tid_owner, (uint32_t)s->tid, (uintptr_t)e);
+	}
+	memcpy(e->threads_now, now, sizeof(now));
+	e->ticks++;
+	e->ticks_in_gc += gc;
+	e->gcs_seen += gc && !e->in_gc;
+	e->in_gc = gc;
+}
+
+void fleet_tick(struct fleet *f, uint64_t now)
+{
+	for (int i = 0; i < f->n; i++) {
+		struct fleet_target *e = f->v[i];
+		if (e->state != FLEET_LIVE)
+			continue;
+		uint64_t before = f->cur->nsamples;
+		int err = sampler_tick(&e->s, now);
+		if (err == ERR_GONE) {
+			set_gone(e, now);
+			continue;
+		}
+		if (err)
+			e->failures[failure_of(err)]++;
+		tally(f, e, before, f->cur->nsamples);
+	}
+}
+
+/* The thread -> target map again, from the targets still known. */
+static int rebuild_owners(struct fleet *f)
+{
+	map_clear(&f->tid_owner);
+	for (int i = 0; i < f->n; i++) {
+		size_t it = 0;
+		uint64_t tid, one;
+		while (map_next(&f->v[i]->tids, &it, &tid, &one))
+			if (map_put(&f->tid_owner, tid, (uintptr_t)f->v[i]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+int fleet_trim(struct fleet *f, uint64_t keep_from, uint64_t now)
+{
+	profile_drop_samples(f->cur, profile_sample_at(f->cur, keep_from));
+	if (f->old) {
+		profile_drop_samples(f->old, profile_sample_at(f->old, keep_from));
+		if (!f->old->nsamples) {
+			drop_profile(f->old);
+			f->old = NULL;
+		}
+	}
+	/* Forget targets long gone whose samples are all dropped. */
+	int forgot = 0;
+	for (int i = 0; i < f->n; i++) {
+		struct fleet_target *e = f->v[i];
+		if (e->state == FLEET_LIVE || e->gone_ns + FORGET_NS > now || e->gone_ns >= keep_from)
+			continue;
+		target_free(e);
+		memmove(f->v + i, f->v + i + 1, (size_t)(f->n - i - 1) * sizeof(*f->v));
+		f->n--;
+		i--;
+		forgot = 1;
+		f->dropped++;
+	}
+	if (forgot && rebuild_owners(f))
+		return -ENOMEM;
+	/* A new profile when this one has grown, once the one before it is gone: memory stays flat. */
+	struct profile *p = f->cur;
+	if (f->old || (p->nframes < ROTATE_FRAMES && p->pool_len < ROTATE_POOL && now - f->cur_since < ROTATE_NS))
+		return 0;
+	struct profile *next = new_profile(f->rate_hz);
+	if (!next)
+		return -ENOMEM;
+	for (int i = 0; i < f->n; i++) {
+		struct fleet_target *e = f->v[i];
+		if (e->state != FLEET_LIVE)
+			continue;
+		sampler_free(&e->s);
+		if (sampler_init(&e->s, &e->t, next)) {
+			sampler_free(&e->s);
+			ruby_target_detach(&e->t);
+			e->state = FLEET_FAILED;
+			e->failure = -ENOMEM;
+			e->gone_ns = now;
+		}
+	}
+	if (p->nsamples)
+		f->old = p;
+	else
+		drop_profile(p);
+	f->cur = next;
+	f->cur_since = now;
+	return 0;
+}
+
+struct window_filter {
+	const struct fleet *f;
+	pid_t pid;
+	unsigned mask;
+};
+
+static int keep_sample(void *ctx, int32_t tid, int state)
+{
+	const struct window_filter *w = ctx;
+	if (!(w->mask & 1u << state))
+		return 0;
+	if (!w->pid)
+		return 1;
+	const struct fleet_target *e = fleet_owner(w->f, tid);
+	return e && e->pid == w->pid;
+}
+
+int fleet_window(const struct fleet *f, struct profile *dst, uint64_t from, uint64_t to, pid_t pid, unsigned mask)
+{
+	struct window_filter w = { f, pid, mask };
+	const struct profile *gens[2] = { f->old, f->cur };
+	int err = 0;
+	for (int g = 0; g < 2 && !err; g++)
+		if (gens[g])
+			err = profile_copy_samples(dst, gens[g], profile_sample_at(gens[g], from),
+						   profile_sample_at(gens[g], to), keep_sample, &w);
+	return err;
+}

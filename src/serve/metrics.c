@@ -1,0 +1,130 @@
+/* metrics.c: what `rbscope serve` says on /metrics, in Prometheus's text exposition format (version 0.0.4). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/buf.h"
+#include "serve.h"
+
+/* A label value with \, " and newlines escaped, as the format wants. */
+static void add_value(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			buf_addch(b, '\\');
+		if (*s == '\n')
+			buf_adds(b, "\\n");
+		else
+			buf_addch(b, *s);
+	}
+}
+
+static void head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The labels every per-process series carries. */
+static void proc_labels(struct buf *b, const struct fleet_target *e)
+{
+	buf_addf(b, "pid=\"%d\",command=\"", (int)e->pid);
+	add_value(b, e->command);
+	buf_adds(b, "\"");
+}
+
+/* The metric names of the states, in enum profile_state order. */
+static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", "blocked", "idle", "gc" };
+
+int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_counters *c)
+{
+	uint64_t samples = 0, fails[FLEET_FAILURES] = { 0 };
+	int targets[3] = { 0 };
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_target *e = f->v[i];
+		for (int k = 0; k < PROFILE_STATES; k++)
+			samples += e->state_samples[k];
+		for (int k = 0; k < FLEET_FAILURES; k++)
+			fails[k] += e->failures[k];
+		targets[e->state]++;
+	}
+	head(b, "rbscope_samples_total", "counter", "Thread stacks sampled, in all processes.");
+	buf_addf(b, "rbscope_samples_total %llu\n", (unsigned long long)samples);
+	head(b, "rbscope_sample_failures_total", "counter",
+	     "Process samples that failed: torn (memory changed under the read), read (unreadable), other.");
+	static const char *const reason[FLEET_FAILURES] = { "torn", "read", "other" };
+	for (int k = 0; k < FLEET_FAILURES; k++)
+		buf_addf(b, "rbscope_sample_failures_total{reason=\"%s\"} %llu\n", reason[k], (unsigned long long)fails[k]);
+	head(b, "rbscope_ticks_total", "counter", "Sampling ticks taken.");
+	buf_addf(b, "rbscope_ticks_total %llu\n", (unsigned long long)c->ticks);
+	head(b, "rbscope_ticks_dropped_total", "counter", "Sampling ticks skipped because the sampler was behind.");
+	buf_addf(b, "rbscope_ticks_dropped_total %llu\n", (unsigned long long)c->dropped);
+	head(b, "rbscope_sampling_lag_seconds", "gauge", "How late the last tick started.");
+	buf_addf(b, "rbscope_sampling_lag_seconds %.6f\n", c->lag_s);
+	head(b, "rbscope_sampling_lag_max_seconds", "gauge", "The latest a tick started since the last scrape of /metrics.");
+	buf_addf(b, "rbscope_sampling_lag_max_seconds %.6f\n", c->lag_max_s);
+	head(b, "rbscope_targets", "gauge", "Processes known: live (sampled), gone (exited), failed (not a Ruby it can read).");
+	static const char *const tstate[3] = { "live", "gone", "failed" };
+	for (int k = 0; k < 3; k++)
+		buf_addf(b, "rbscope_targets{state=\"%s\"} %d\n", tstate[k], targets[k]);
+	head(b, "rbscope_http_requests_total", "counter", "HTTP requests answered, by status class.");
+	static const char *const code[6] = { "2xx", "400", "401", "404", "503", "other" };
+	for (int k = 0; k < 6; k++)
+		buf_addf(b, "rbscope_http_requests_total{code=\"%s\"} %llu\n", code[k], (unsigned long long)c->requests[k]);
+	head(b, "rbscope_pushes_total", "counter", "Profiles pushed (--push), and those that failed.");
+	buf_addf(b, "rbscope_pushes_total{result=\"ok\"} %llu\nrbscope_pushes_total{result=\"failed\"} %llu\n",
+		 (unsigned long long)c->pushes, (unsigned long long)c->push_failures);
+	head(b, "rbscope_cpu_seconds_total", "counter", "CPU time rbscope serve itself has used.");
+	buf_addf(b, "rbscope_cpu_seconds_total %.3f\n", c->cpu_s);
+	head(b, "rbscope_resident_memory_bytes", "gauge", "rbscope serve's own resident memory.");
+	buf_addf(b, "rbscope_resident_memory_bytes %llu\n", (unsigned long long)c->rss_bytes);
+
+	head(b, "rbscope_ruby_info", "gauge", "A Ruby process sampled: its version, container and service name.");
+	for (int i = 0; i < f->n; i++) {
+		const struct fleet_target *e = f->v[i];
+		if (e->state != FLEET_LIVE)
+			continue;
+		buf_adds(b, "rbscope_ruby_info{");
+		proc_labels(b, e);
+		buf_adds(b, ",version=\"");
+		add_value(b, e->t.version);
+		buf_adds(b, "\",container_id=\"");
+		add_value(b, e->container);
+		buf_adds(b, "\",service=\"");
+		add_value(b, e->service);
+		buf_adds(b, "\"} 1\n");
+	}
+	head(b, "rbscope_ruby_threads", "gauge",
+	     "Ruby threads by state at the last sample: running, gvl_wait (runnable, waiting for the GVL), blocked "
+	     "(in a system call or C code without the GVL), idle (in a known wait: sleep, Queue#pop, IO.select...), gc.");
+	for (int i = 0; i < f->n; i++)
+		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == FLEET_LIVE; k++) {
+			buf_adds(b, "rbscope_ruby_threads{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, ",state=\"%s\"} %u\n", state_label[k], f->v[i]->threads_now[k]);
+		}
+	head(b, "rbscope_ruby_thread_samples_total", "counter",
+	     "Thread samples by state: rate() over the sum is each state's share of the threads' time.");
+	for (int i = 0; i < f->n; i++)
+		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == FLEET_LIVE; k++) {
+			buf_adds(b, "rbscope_ruby_thread_samples_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, ",state=\"%s\"} %llu\n", state_label[k], (unsigned long long)f->v[i]->state_samples[k]);
+		}
+	head(b, "rbscope_ruby_gc_seconds_total", "counter",
+	     "Time the VM spent collecting garbage, estimated: ticks that found it collecting times the tick interval.");
+	double interval = f->rate_hz ? 1.0 / f->rate_hz : 0;
+	for (int i = 0; i < f->n; i++)
+		if (f->v[i]->state == FLEET_LIVE) {
+			buf_adds(b, "rbscope_ruby_gc_seconds_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, "} %.3f\n", (double)f->v[i]->ticks_in_gc * interval);
+		}
+	head(b, "rbscope_ruby_gc_seen_total", "counter",
+	     "Garbage collections the sampler caught in progress (a lower bound of their number: short ones fall between ticks).");
+	for (int i = 0; i < f->n; i++)
+		if (f->v[i]->state == FLEET_LIVE) {
+			buf_adds(b, "rbscope_ruby_gc_seen_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, "} %llu\n", (unsigned long long)f->v[i]->gcs_seen);
+		}
+	return 0; /* b's maximum is far above what any number of processes needs */
+}

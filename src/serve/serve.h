@@ -1,0 +1,50 @@
+/* serve.h: `rbscope serve`: an HTTP server that keeps sampling Ruby processes and answers pprof and Prometheus. */
+#ifndef RBSCOPE_SERVE_H
+#define RBSCOPE_SERVE_H
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "../profile/fleet.h"
+
+#define SERVE_MAX_SECONDS 300 /* the longest profile one request may ask for */
+
+struct serve_options {
+	struct sockaddr_storage addr; /* where to listen */
+	socklen_t addr_len;
+	const pid_t *pids; /* the processes to sample, or all set */
+	int npids, all;
+	double rate;
+	const char *token;    /* requests must carry "Authorization: Bearer TOKEN" (NULL: none needed) */
+	const char *push_url; /* Pyroscope's base URL (its /ingest), NULL for none */
+	const char *service;  /* the name pushed profiles go by (NULL: each process's own) */
+	double push_seconds;
+	double duration;      /* stop after this long (0: until a signal) */
+	int verbose;
+	const struct ruby_attach_opts *attach;
+	volatile sig_atomic_t *stop; /* set by a signal handler to end serve_run() */
+};
+
+/*
+ * Listen on o->addr (the socket is made before anything else: a port in use
+ * is reported at once), then sample and answer requests until *o->stop.
+ * 0, or a negative code (the listening socket could not be made: -errno).
+ */
+int serve_listen(const struct serve_options *o);
+int serve_run(const struct serve_options *o, int listen_fd);
+
+/* The Prometheus text exposition of the fleet's state and the server's counters, appended to b. */
+struct serve_counters {
+	uint64_t ticks, dropped, requests[6]; /* requests by class: 2xx, 400, 401, 404, 503, other */
+	uint64_t pushes, push_failures;
+	double lag_s, lag_max_s; /* how late the last tick was, the most since the last scrape */
+	double cpu_s;            /* the server's own CPU time */
+	uint64_t rss_bytes;
+};
+struct buf;
+int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_counters *c);
+
+#endif
