@@ -164,8 +164,8 @@ static struct fleet_target *known(struct fleet *f, pid_t pid, unsigned long long
 static void consider(struct fleet *f, pid_t pid, uint64_t now)
 {
 	unsigned long long started;
-	if (pid == getpid() || task_start_time(pid, &started))
-		return;
+	if (pid == getpid() || task_start_time(pid, &started) || (f->all && !ours(pid)))
+		return; /* another user's process is not even listed */
 	struct fleet_target *e = known(f, pid, started);
 	if (e) {
 		/* Not Ruby when we looked: it may have exec'd one since (a shell script starting ruby). */

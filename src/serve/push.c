@@ -167,10 +167,11 @@ void pusher_add(struct pusher *p, const struct fleet_target *e, const char *serv
 	clean_name(name, sizeof(name), service && *service ? service : *e->service ? e->service : e->command);
 	if (!*name)
 		strcpy(name, "ruby");
-	/* name=SERVICE.cpu{host=...,pid=...}: Pyroscope's application name with its labels */
+	/* name=SERVICE{host=...,pid=...}: Pyroscope's application name with its labels (the profile's type,
+	   process_cpu, it takes from the pprof's sample types) */
 	struct buf q = BUF_INIT(8192), b = BUF_INIT(body->len + 1024);
 	char labels[512];
-	snprintf(labels, sizeof(labels), "%s.cpu{host=%s,pid=%d%s%s}", name, p->hostname, (int)e->pid,
+	snprintf(labels, sizeof(labels), "%s{host=%s,pid=%d%s%s}", name, p->hostname, (int)e->pid,
 		 *e->container ? ",container_id=" : "", e->container);
 	buf_adds(&q, "name=");
 	add_encoded(&q, labels);

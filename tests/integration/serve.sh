@@ -225,8 +225,8 @@ check "serve --all: its profile is then 503" \
 kill "$ns_ruby" 2>/dev/null # unshare --fork itself ignores SIGTERM while its child runs
 wait $ns_parent 2>/dev/null
 q=$(cat "$work"/ingest/*.query 2>/dev/null | grep -m 1 "pid%3D$pid31")
-check "serve --push: /ingest gets name=shop.cpu{host,pid}, from, until, format=pprof, spyName=rbscope (${q:0:160})" \
-	sh -c "echo '$q' | grep -q '^POST /ingest?name=shop.cpu%7Bhost%3D.*pid%3D$pid31' && echo '$q' | grep -q 'from=[0-9]*&until=[0-9]*&format=pprof&spyName=rbscope'"
+check "serve --push: /ingest gets name=shop{host,pid}, from, until, format=pprof, spyName=rbscope (${q:0:160})" \
+	sh -c "echo '$q' | grep -q '^POST /ingest?name=shop%7Bhost%3D.*pid%3D$pid31' && echo '$q' | grep -q 'from=[0-9]*&until=[0-9]*&format=pprof&spyName=rbscope'"
 n=$(grep -l "pid%3D$pid31" "$work"/ingest/*.query | head -n 1)
 go tool pprof -raw "${n%.query}.pb.gz" >"$work/go-push.txt" 2>&1
 check "serve --push: the pushed body is a pprof go tool pprof reads, with Object#burn" grep -q 'Object#burn' "$work/go-push.txt"
@@ -246,6 +246,25 @@ check "serve --token-file: the token is 200" \
 	test "$(status "http://127.0.0.1:$port_tok/metrics" -H "Authorization: Bearer $(cat "$work/token")")" = 200
 kill $serve_tok
 wait $serve_tok 2>/dev/null
+
+# Another user's processes are not sampled, nor listed: serve --all as nobody sees nobody's Ruby only.
+if id nobody >/dev/null 2>&1; then
+	as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	$as_nobody ruby -e '$stdout.sync = true; puts "ready"; sleep' >"$work/nobody.out" 2>&1 &
+	nob=$!
+	pids="$pids $nob"
+	await_ready "$work/nobody.out" $nob
+	$as_nobody "$RBSCOPE" serve --all -l "127.0.0.1:$port_tok" 2>"$work/serve-nobody.err" &
+	serve_nob=$!
+	pids="$pids $serve_nob"
+	serve_wait "$port_tok"
+	curl -s "http://127.0.0.1:$port_tok/targets" >"$work/targets-nobody.txt"
+	check "serve --all as nobody: its own Ruby listed ($(head -c 100 "$work/targets-nobody.txt" | tr '\t\n' '  '))" \
+		grep -q "^$nob	" "$work/targets-nobody.txt"
+	check "serve --all as nobody: root's Rubies not even listed" sh -c "! grep -q '^$pid31	' '$work/targets-nobody.txt'"
+	kill $serve_nob $nob
+	wait $serve_nob $nob 2>/dev/null
+fi
 
 check "serve: the Rubies served were never harmed (still running)" kill -0 "$pid31"
 kill $serve1
