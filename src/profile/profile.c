@@ -333,6 +333,8 @@ uint64_t profile_sample_at(const struct profile *p, uint64_t t_ns)
 
 void profile_drop_samples(struct profile *p, uint64_t n)
 {
+	if (!n)
+		return;
 	if (n >= p->nsamples) {
 		p->nsamples = 0;
 		return;

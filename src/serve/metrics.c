@@ -61,6 +61,10 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	buf_addf(b, "rbscope_sampling_lag_seconds %.6f\n", c->lag_s);
 	head(b, "rbscope_sampling_lag_max_seconds", "gauge", "The latest a tick started since the last scrape of /metrics.");
 	buf_addf(b, "rbscope_sampling_lag_max_seconds %.6f\n", c->lag_max_s);
+	head(b, "rbscope_profile_build_seconds", "gauge", "Time to make the last profile answered (sampling waits meanwhile).");
+	buf_addf(b, "rbscope_profile_build_seconds %.6f\n", c->build_s);
+	head(b, "rbscope_profile_build_max_seconds", "gauge", "The longest time to make a profile since the last scrape of /metrics.");
+	buf_addf(b, "rbscope_profile_build_max_seconds %.6f\n", c->build_max_s);
 	head(b, "rbscope_targets", "gauge", "Processes known: live (sampled), gone (exited), failed (not a Ruby it can read).");
 	static const char *const tstate[3] = { "live", "gone", "failed" };
 	for (int k = 0; k < 3; k++)

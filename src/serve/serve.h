@@ -41,6 +41,7 @@ struct serve_counters {
 	uint64_t ticks, dropped, requests[6]; /* requests by class: 2xx, 400, 401, 404, 503, other */
 	uint64_t pushes, push_failures;
 	double lag_s, lag_max_s; /* how late the last tick was, the most since the last scrape */
+	double build_s, build_max_s; /* making the last profile answered, and the longest since the last scrape */
 	double cpu_s;            /* the server's own CPU time */
 	uint64_t rss_bytes;
 };

@@ -234,7 +234,7 @@ static void metrics_page(struct server *s, struct conn *c)
 	if (f)
 		fclose(f);
 	serve_metrics(&b, &s->fleet, &s->c);
-	s->c.lag_max_s = 0;
+	s->c.lag_max_s = s->c.build_max_s = 0;
 	respond(s, c, 200, "text/plain; version=0.0.4; charset=utf-8", buf_str(&b), b.len, NULL);
 	buf_free(&b);
 }
@@ -360,7 +360,11 @@ static uint64_t finish_waits(struct server *s, uint64_t now)
 			continue;
 		}
 		struct buf body = BUF_INIT(OUT_MAX);
+		uint64_t t0 = clock_now_ns();
 		int err = serve_profile(s, c->from, c->to, c->pid, c->cpu, &body);
+		s->c.build_s = (double)(clock_now_ns() - t0) / 1e9;
+		if (s->c.build_s > s->c.build_max_s)
+			s->c.build_max_s = s->c.build_s;
 		if (err)
 			respond_text(s, c, 500, 1, "cannot make the profile: %s", err_message(err));
 		else
@@ -373,11 +377,15 @@ static uint64_t finish_waits(struct server *s, uint64_t now)
 	return keep_from;
 }
 
-/* Whether a connection waiting for its profile was closed by its client (then it is dropped). */
+/*
+ * A connection waiting for its profile became readable: its client closed it
+ * (then it is dropped), or sent more (read and thrown away, or poll would
+ * report it again at once, all the while the profile is being sampled).
+ */
 static void check_waiting(struct conn *c)
 {
-	char byte;
-	ssize_t n = recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	char scrap[4096];
+	ssize_t n = recv(c->fd, scrap, sizeof(scrap), MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 		conn_close(c);
 }

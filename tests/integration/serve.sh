@@ -134,6 +134,17 @@ check "serve: a slow client (head never finished) does not hold up others" \
 	test "$(status "$u/metrics")" = 200
 wait $slow
 check "serve: the slow client gets 408 after 10 s" grep -q '^HTTP/1.1 408' "$work/slow.txt"
+# A client that sends more after its request while its profile is sampled: drained, not spun on (CPU stays low).
+exec 8<>"/dev/tcp/127.0.0.1/$port1"
+printf 'GET /debug/pprof/profile?seconds=2 HTTP/1.1\r\nHost: x\r\n\r\nmore bytes than asked for' >&8
+cpu0=$(cut -d' ' -f1 /proc/$serve1/schedstat)
+sleep 2.5
+cpu1=$(cut -d' ' -f1 /proc/$serve1/schedstat)
+answer=$(timeout 5 head -c 12 <&8)
+exec 8<&-
+busy=$(( (cpu1 - cpu0) / 25000000 ))
+check "serve: a waiting client that sends more is answered ($answer) without spinning (${busy}% CPU over 2.5 s)" \
+	sh -c "[ '$answer' = 'HTTP/1.1 200' ] && [ $busy -lt 60 ]"
 curls=""
 for _ in $(seq 100); do
 	curl -s -o /dev/null --max-time 3 "$u/debug/pprof/profile?seconds=1" &
