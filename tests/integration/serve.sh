@@ -219,6 +219,20 @@ unshare --pid --fork --kill-child --mount-proc ruby -e '$stdout.sync = true; put
 	>"$work/ns.out" 2>&1 &
 ns_parent=$!
 pids="$pids $ns_parent"
+# A Ruby in a cgroup named as Docker names a container's: its id is the "container id" label. cgroup v2 at
+# /sys/fs/cgroup, else a v1 hierarchy; skipped where none can be made.
+cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+cg=""
+for d in /sys/fs/cgroup /sys/fs/cgroup/pids /sys/fs/cgroup/unified; do
+	[ -f "$d/cgroup.procs" ] && mkdir "$d/docker-$cid.scope" 2>/dev/null && cg=$d/docker-$cid.scope && break
+done
+if [ -n "$cg" ]; then
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec ruby -e "\$stdout.sync = true; puts %q(ready); def boxed = loop { 1000.times { |i| i * i } }; boxed"' \
+		sh "$cg" >"$work/boxed.out" 2>&1 &
+	boxed=$!
+	pids="$pids $boxed"
+	await_ready "$work/boxed.out" $boxed
+fi
 await_ready "$work/late.out" $late
 await_ready "$work/ns.out" $ns_parent
 ns_ruby=$(pgrep -P "$ns_parent" | head -n 1)
@@ -228,6 +242,16 @@ check "serve --all: a Ruby started later is picked up" grep -q "^$late	live" "$w
 check "serve --all: a Ruby in its own pid namespace is sampled (pid $ns_ruby)" grep -q "^$ns_ruby	live" "$work/targets.txt"
 go tool pprof -raw -seconds 2 "http://127.0.0.1:$port2/debug/pprof/profile?pid=$ns_ruby" >"$work/go-ns.txt" 2>/dev/null
 check "serve --all: the namespaced Ruby's profile has its method (Object#spin)" grep -q 'Object#spin' "$work/go-ns.txt"
+if [ -n "$cg" ]; then
+	check "serve --all: a Ruby in a container's cgroup: /targets shows its container id" \
+		grep -q "^$boxed	live	[^	]*	$cid	" "$work/targets.txt"
+	go tool pprof -raw -seconds 2 "http://127.0.0.1:$port2/debug/pprof/profile?pid=$boxed" >"$work/go-boxed.txt" 2>/dev/null
+	check "serve --all: its profile carries the container id label" grep -q "container id:\[$cid\]" "$work/go-boxed.txt"
+	stop_ruby $boxed
+	rmdir "$cg" 2>/dev/null
+else
+	skipped "serve --all: no cgroup hierarchy to make a container's cgroup in"
+fi
 stop_ruby $late
 sleep 2.5
 check "serve --all: a Ruby that exits is dropped" grep -q "^$late	gone" <(curl -s "http://127.0.0.1:$port2/targets")
