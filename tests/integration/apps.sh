@@ -1,5 +1,5 @@
-# apps.sh: real applications from Debian: a Sinatra app on Puma in cluster mode under wrk (loopback, bounded), and
-# rubocop, CPU-bound over Ruby's standard library (sourced by run).
+# apps.sh: real applications from Debian: a Sinatra app on Puma in cluster mode under wrk (loopback, bounded), also
+# through rbscope serve, and rubocop, CPU-bound over Ruby's standard library (sourced by run).
 
 apps=$top/tests/integration/apps
 missing=""
@@ -47,6 +47,26 @@ else
 		grep -q "^hint: process $master has 2 Ruby child processes" "$work/master.err"
 
 	wait $wrkpid
+	# rbscope serve --all over the cluster under load: a worker's CPU profile through Go's own pprof client, and
+	# the master and both workers in /metrics.
+	if command -v go >/dev/null; then
+		sport=$((port + 7))
+		"$RBSCOPE" serve --all -l "127.0.0.1:$sport" 2>"$work/apps-serve.err" &
+		sv=$!
+		pids="$pids $sv"
+		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$sport/" && break; sleep 0.1; done
+		load 4
+		w1=${workers%% *}
+		PPROF_TMPDIR=$work HOME=$work go tool pprof -raw -seconds 3 "http://127.0.0.1:$sport/debug/pprof/profile?pid=$w1" \
+			>"$work/apps-serve.txt" 2>"$work/apps-go.err"
+		check "apps: serve --all: a Puma worker's CPU profile (go tool pprof) has the route, GET /json, and its labels ($(awk '/^Samples:/ {on = 1} /^Locations/ {on = 0} on && /^ +[0-9]+ +[0-9]+:/ {n += $1} END {print n + 0}' "$work/apps-serve.txt") samples)" \
+			sh -c "grep -q 'GET /json' '$work/apps-serve.txt' && grep -q 'pid:\[$w1\]' '$work/apps-serve.txt' && grep -q 'process command:\[puma: cluster worker' '$work/apps-serve.txt'"
+		n=$(curl -s "http://127.0.0.1:$sport/metrics" | grep '^rbscope_ruby_info{' | grep -c 'command="puma')
+		check "apps: serve --all: the master and both workers in /metrics ($n)" test "$n" = 3
+		kill $sv
+		wait $sv 2>/dev/null
+		wait $wrkpid
+	fi
 	# A worker killed while -s records: Puma starts another, and the recording follows it.
 	load 9
 	"$RBSCOPE" record -p $master -s -r 200 -d 8 -f collapsed -o "$work/respawn.col" 2>"$work/respawn.err" &
