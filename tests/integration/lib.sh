@@ -51,3 +51,24 @@ stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 line_of() { grep -n "$1" "$2" | head -n 1 | cut -d: -f1; }
 
+
+# bpftrace_for SECS ARGS...: run bpftrace for SECS seconds (less if its script exits), then end it with SIGINT so it
+# prints its maps, sent again every half second: a SIGINT that arrives while bpftrace sets up can be taken and
+# never acted on while it waits for events (seen once in a CI run: it waited forever). Killed after 10 s more.
+bpftrace_for() {
+	local secs=$1 b i=0
+	shift
+	bpftrace "$@" &
+	b=$!
+	while kill -0 $b 2>/dev/null && [ $i -lt $((secs * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	for _ in $(seq 20); do
+		kill -0 $b 2>/dev/null || break
+		kill -INT $b 2>/dev/null
+		sleep 0.5
+	done
+	kill -9 $b 2>/dev/null
+	wait $b
+}

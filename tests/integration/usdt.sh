@@ -108,7 +108,7 @@ for ver in 3.1 3.3 3.4; do
 	else
 		bpftrace -l "usdt:*:rbtest:*" -p $p >"$work/bl" 2>"$work/bl.err"
 		check "usdt: ruby $ver: bpftrace -l lists the 3 probes" test "$(grep -c ':rbtest:\(req\|flags\|tick\)$' "$work/bl")" = 3
-		timeout -s INT 3 bpftrace -p $p -e 'usdt:*:rbtest:req { @h = hist(arg0); @s[str(arg1)] = count(); }' >"$work/bt" 2>&1 &
+		bpftrace_for 3 -p $p -e 'usdt:*:rbtest:req { @h = hist(arg0); @s[str(arg1)] = count(); }' >"$work/bt" 2>&1 &
 		bp=$!
 		sleep 2
 		"$RBSCOPE" probes -p $p 'rbtest:req' >"$work/usdt-probes3" 2>/dev/null
@@ -119,12 +119,12 @@ for ver in 3.1 3.3 3.4; do
 			check "usdt: ruby $ver: rbscope probes shows the probe enabled under bpftrace" grep -q '^rbtest:req *enabled (1)' "$work/usdt-probes3"
 			sleep 0.5
 			check "usdt: ruby $ver: enabled? back to false after bpftrace" sh -c "tail -n 1 '$uout' | grep -q 'enabled false'"
-			timeout -s INT 5 bpftrace -p $p -e 'usdt:*:rbtest_stack:work { printf("%s|%s\\n", str(arg0), str(arg1)); exit(); }' \
+			bpftrace_for 5 -p $p -e 'usdt:*:rbtest_stack:work { printf("%s|%s\\n", str(arg0), str(arg1)); exit(); }' \
 				>"$work/bts" 2>&1
 			check "usdt: ruby $ver: trace_stack fires the method and its caller's lines" \
 				grep -q 'Worker#work|.*usdt-target.rb:[0-9]' "$work/bts"
 			# disable while bpftrace is attached: the process lives on, bpftrace ends normally
-			timeout -s INT 3 bpftrace -p $p -e 'usdt:*:rbtest:req { @n = count(); }' >"$work/bt2" 2>&1 &
+			bpftrace_for 3 -p $p -e 'usdt:*:rbtest:req { @n = count(); }' >"$work/bt2" 2>&1 &
 			bp=$!
 			sleep 1.5
 			kill -USR2 $p
