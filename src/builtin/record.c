@@ -11,6 +11,7 @@
 #include "../builtin.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
+#include "../lib/ticker.h"
 #include "../output/output.h"
 #include "../profile/procset.h"
 #include "../profile/sampler.h"
@@ -126,28 +127,16 @@ static void status_line(const struct procset *ps, uint64_t elapsed, int final)
 		(unsigned long long)s.errors, final ? "\n" : "   ");
 }
 
-/* A cheap generator for the ticks' phases (xorshift64*): no two recordings alike, nothing to seed by hand. */
-static uint64_t next_random(uint64_t *state)
-{
-	*state ^= *state >> 12;
-	*state ^= *state << 25;
-	*state ^= *state >> 27;
-	return *state * 0x2545f4914f6cdd1dULL;
-}
-
 #define RAW_FLUSH_NS 1000000000ULL /* --raw: written out at least once a second */
 #define RAW_FLUSH_SAMPLES 65536    /* or when this many samples wait */
 
-/*
- * Sample at o->rate on average, one tick somewhere in each period, at a
- * random phase: a fixed phase would see a workload whose period the rate
- * divides at the same point every time (a 10 ms cycle at 100 Hz: one phase).
- */
+/* Sample at o->rate on average, one tick at a random phase in each period (lib/ticker.h). */
 static int sample_loop(const struct record_opts *o, struct procset *ps, struct raw_writer *raw, int *gone)
 {
 	struct profile *p = ps->profile;
-	uint64_t interval = (uint64_t)(1e9 / o->rate), start = clock_now_ns(), period = start, last_status = start;
-	uint64_t last_flush = start, rnd = start ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	uint64_t start = clock_now_ns(), last_status = start, last_flush = start;
+	struct ticker tk;
+	ticker_init(&tk, o->rate, start);
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
@@ -178,14 +167,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 				return err_report(err, "cannot write '%s'", o->raw);
 			last_flush = now;
 		}
-		period += interval;
-		now = clock_now_ns();
-		if (period + interval <= now) { /* fell behind: skip the periods we missed and count them */
-			uint64_t missed = (now - period) / interval;
-			p->dropped += missed;
-			period += missed * interval;
-		}
-		uint64_t next = period + next_random(&rnd) % interval;
+		uint64_t next = ticker_next(&tk, clock_now_ns(), &p->dropped);
 		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !builtin_stop)
 			;

@@ -13,6 +13,7 @@
 #include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../lib/http.h"
+#include "../lib/ticker.h"
 #include "../output/output.h"
 #include "push.h"
 #include "serve.h"
@@ -293,15 +294,11 @@ static void conn_read(struct server *s, struct conn *c)
 	if (n < 0)
 		return;
 	c->in_len += (size_t)n;
-	int r = http_parse_request(c->in, c->in_len, &c->req);
-	if (r == 0 && c->in_len < HTTP_MAX_HEAD)
-		return;
-	if (r <= 0) {
-		int status = r < 0 ? -r : 431;
-		respond_text(s, c, status, 0, "%s", http_reason(status));
-		return;
-	}
-	route(s, c);
+	int r = http_parse_request(c->in, c->in_len, &c->req); /* a full buffer is never 0: 431 */
+	if (r < 0)
+		respond_text(s, c, -r, 0, "%s", http_reason(-r));
+	else if (r > 0)
+		route(s, c);
 }
 
 static void conn_write(struct conn *c)
@@ -388,15 +385,6 @@ static void check_waiting(struct conn *c)
 	ssize_t n = recv(c->fd, scrap, sizeof(scrap), MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 		conn_close(c);
-}
-
-/* A cheap generator for the ticks' phases (xorshift64*). */
-static uint64_t next_random(uint64_t *state)
-{
-	*state ^= *state >> 12;
-	*state ^= *state << 25;
-	*state ^= *state >> 27;
-	return *state * 0x2545f4914f6cdd1dULL;
 }
 
 static void expire(struct server *s, uint64_t now)
@@ -497,8 +485,8 @@ int serve_run(const struct serve_options *o, int listen_fd)
 	}
 	s->last_push = start;
 	s->next_push = start + (uint64_t)(o->push_seconds * 1e9);
-	uint64_t interval = (uint64_t)(1e9 / o->rate), period = start;
-	uint64_t rnd = start ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	struct ticker tk;
+	ticker_init(&tk, o->rate, start);
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	uint64_t next = start;
 	fleet_scan(&s->fleet, start, 1);
@@ -521,14 +509,7 @@ int serve_run(const struct serve_options *o, int listen_fd)
 		uint64_t keep_from = finish_waits(s, now);
 		push_due(s, now);
 		fleet_trim(&s->fleet, keep_from, now);
-		period += interval;
-		now = clock_now_ns();
-		if (period + interval <= now) { /* fell behind: skip the periods missed and count them */
-			uint64_t missed = (now - period) / interval;
-			s->c.dropped += missed;
-			period += missed * interval;
-		}
-		next = period + next_random(&rnd) % interval;
+		next = ticker_next(&tk, clock_now_ns(), &s->c.dropped);
 	}
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].phase != CONN_FREE)
