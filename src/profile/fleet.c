@@ -204,9 +204,11 @@ void fleet_scan(struct fleet *f, uint64_t now, int force)
 			set_gone(e, now);
 	}
 	if (!f->all) {
-		for (int i = 0; i < f->npids; i++)
-			if (!fleet_find(f, f->pids[i]) || fleet_find(f, f->pids[i])->state != FLEET_LIVE)
+		for (int i = 0; i < f->npids; i++) {
+			const struct fleet_target *e = fleet_find(f, f->pids[i]);
+			if (!e || e->state != FLEET_LIVE)
 				consider(f, f->pids[i], now);
+		}
 		return;
 	}
 	DIR *d = opendir("/proc");
