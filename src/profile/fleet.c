@@ -56,7 +56,6 @@ static void target_free(struct fleet_target *e)
 		sampler_free(&e->s);
 		ruby_target_detach(&e->t);
 	}
-	map_free(&e->tids);
 	free(e);
 }
 
@@ -124,7 +123,6 @@ static void add(struct fleet *f, pid_t pid, unsigned long long started, uint64_t
 		return;
 	e->pid = pid;
 	e->started = started;
-	map_init(&e->tids);
 	describe(e);
 	int err = ours(pid) ? ruby_target_attach(&e->t, pid, f->attach) : -EPERM;
 	if (!err && (err = sampler_init(&e->s, &e->t, f->cur)))
@@ -238,8 +236,6 @@ static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64
 		now[state]++;
 		e->state_samples[state]++;
 		gc |= state == PROFILE_STATE_GC;
-		if (!map_get(&e->tids, (uint32_t)s->tid))
-			map_put(&e->tids, (uint32_t)s->tid, 1);
 		uint64_t *owner = map_get(&f->tid_owner, (uint32_t)s->tid);
 		if (owner)
 			*owner = (uintptr_t)e;
@@ -271,17 +267,26 @@ void fleet_tick(struct fleet *f, uint64_t now)
 	}
 }
 
-/* The thread -> target map again, from the targets still known. */
-static int rebuild_owners(struct fleet *f)
+/* Has e been gone long enough, with all its samples dropped, to be forgotten? */
+static int forgettable(const struct fleet_target *e, uint64_t keep_from, uint64_t now)
 {
-	map_clear(&f->tid_owner);
-	for (int i = 0; i < f->n; i++) {
-		size_t it = 0;
-		uint64_t tid, one;
-		while (map_next(&f->v[i]->tids, &it, &tid, &one))
-			if (map_put(&f->tid_owner, tid, (uintptr_t)f->v[i]))
-				return -ENOMEM;
-	}
+	return e->state != FLEET_LIVE && e->gone_ns + FORGET_NS <= now && e->gone_ns < keep_from;
+}
+
+/* The thread -> target map without the targets about to be forgotten. */
+static int drop_owners(struct fleet *f, uint64_t keep_from, uint64_t now)
+{
+	struct map keep;
+	size_t it = 0;
+	uint64_t tid, e;
+	map_init(&keep);
+	while (map_next(&f->tid_owner, &it, &tid, &e))
+		if (!forgettable((const struct fleet_target *)(uintptr_t)e, keep_from, now) && map_put(&keep, tid, e)) {
+			map_free(&keep);
+			return -ENOMEM;
+		}
+	map_free(&f->tid_owner);
+	f->tid_owner = keep;
 	return 0;
 }
 
@@ -295,21 +300,21 @@ int fleet_trim(struct fleet *f, uint64_t keep_from, uint64_t now)
 			f->old = NULL;
 		}
 	}
-	/* Forget targets long gone whose samples are all dropped. */
-	int forgot = 0;
-	for (int i = 0; i < f->n; i++) {
-		struct fleet_target *e = f->v[i];
-		if (e->state == FLEET_LIVE || e->gone_ns + FORGET_NS > now || e->gone_ns >= keep_from)
+	/* Forget targets long gone whose samples are all dropped: their threads first, then them. */
+	int forget = 0;
+	for (int i = 0; i < f->n && !forget; i++)
+		forget = forgettable(f->v[i], keep_from, now);
+	if (forget && drop_owners(f, keep_from, now))
+		return -ENOMEM;
+	for (int i = 0; forget && i < f->n; i++) {
+		if (!forgettable(f->v[i], keep_from, now))
 			continue;
-		target_free(e);
+		target_free(f->v[i]);
 		memmove(f->v + i, f->v + i + 1, (size_t)(f->n - i - 1) * sizeof(*f->v));
 		f->n--;
 		i--;
-		forgot = 1;
 		f->dropped++;
 	}
-	if (forgot && rebuild_owners(f))
-		return -ENOMEM;
 	/* A new profile when this one has grown, once the one before it is gone: memory stays flat. */
 	struct profile *p = f->cur;
 	if (f->old || (p->nframes < ROTATE_FRAMES && p->pool_len < ROTATE_POOL && now - f->cur_since < ROTATE_NS))

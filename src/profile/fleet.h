@@ -31,7 +31,6 @@ struct fleet_target {
 	uint64_t state_samples[PROFILE_STATES]; /* thread samples by state (enum profile_state) */
 	uint32_t threads_now[PROFILE_STATES];   /* its threads in each state at the last tick */
 	uint64_t failures[FLEET_FAILURES];
-	struct map tids;             /* its threads seen (tid -> 1) */
 };
 
 /*
