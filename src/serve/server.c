@@ -442,8 +442,8 @@ static void push_due(struct server *s, uint64_t now)
 	uint64_t from = s->last_push, to = now;
 	for (int i = 0; i < s->fleet.n; i++) {
 		const struct fleet_target *e = s->fleet.v[i];
-		if (e->state == FLEET_FAILED || e->pid <= 0)
-			continue;
+		if (e->state == FLEET_FAILED || e->pid <= 0 || (e->state == FLEET_GONE && e->gone_ns <= from))
+			continue; /* a process gone before this period has nothing to push (it is kept 10 min to be listed) */
 		struct buf body = BUF_INIT(OUT_MAX);
 		if (!serve_profile(s, from, to, e->pid, 1, &body) && body.len)
 			pusher_add(&s->push, e, s->o->service, (uint64_t)((int64_t)from + s->wall_offset) / 1000000000ULL,
