@@ -272,9 +272,10 @@ int cmd_record(int argc, char **argv)
 	}
 	status_line(&ps, p.duration_ns, 1);
 	fprintf(stderr,
-		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples\n",
+		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples, "
+		"%llu stacks unchanged since the sample before\n",
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
-		(unsigned long long)sum.errors);
+		(unsigned long long)sum.errors, (unsigned long long)sum.unchanged);
 	if (o.native)
 		fprintf(stderr,
 			"rbscope: --native stopped %llu running threads for their registers, %.1f us each on average; %llu "

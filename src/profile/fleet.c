@@ -255,8 +255,9 @@ void fleet_tick(struct fleet *f, uint64_t now)
 		struct fleet_target *e = f->v[i];
 		if (e->state != FLEET_LIVE)
 			continue;
-		uint64_t before = f->cur->nsamples;
+		uint64_t before = f->cur->nsamples, unchanged = e->s.unchanged;
 		int err = sampler_tick(&e->s, now);
+		f->unchanged += e->s.unchanged - unchanged;
 		if (err == ERR_GONE) {
 			set_gone(e, now);
 			continue;

@@ -53,6 +53,7 @@ struct fleet {
 	struct map tid_owner; /* thread id -> its struct fleet_target *, for every sample held */
 	struct map unlikely;  /* --all: pid -> when to look again at a process that did not look like Ruby */
 	uint64_t next_scan, scans, attached, dropped;
+	uint64_t unchanged; /* thread stacks that read as at the sample before (walk.h), in all processes */
 	uint32_t rate_hz;
 };
 

@@ -149,6 +149,7 @@ void procset_totals(const struct procset *ps, struct sampler *sum)
 		sum->torn += s->torn;
 		sum->empty += s->empty;
 		sum->salvaged += s->salvaged;
+		sum->unchanged += s->unchanged;
 		sum->native_stops += s->native_stops;
 		sum->native_moved += s->native_moved;
 		sum->native_stop_ns += s->native_stop_ns;

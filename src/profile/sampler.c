@@ -149,6 +149,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	s->torn += s->sample->torn;
 	s->salvaged += s->sample->salvaged;
+	s->unchanged += s->sample->unchanged;
 	if (s->native) {
 		s->native_moved += s->sample->native_moved;
 		s->native_stops = s->sample->native_stops;

@@ -27,6 +27,7 @@ struct sampler {
 	struct map state_frames; /* state << 32 | system call -> profile frame id + 1 */
 	uint64_t samples, errors, torn, empty;
 	uint64_t salvaged; /* thread stacks kept from their older frames after the top moved */
+	uint64_t unchanged; /* thread stacks that read as at the last sample (walk.h) */
 	uint64_t native_stops, native_stop_ns; /* --native: threads stopped for their registers, and for how long */
 	uint64_t native_moved; /* --native: thread stacks left without native frames (moved on during the unwind) */
 };

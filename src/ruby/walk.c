@@ -47,6 +47,7 @@ static uint64_t word(const unsigned char *p, int64_t off)
 #define HEAP_ENVS 4
 #define AGAIN_FRAMES (2 * SLACK_FRAMES + 4) /* frames from the planned region's start read a second time */
 #define VS_HEAD 2048             /* value-stack bytes below the planned top read with the innermost frames */
+#define QUIET_FRAMES 512         /* deepest stack a slot remembers for quiet_read */
 
 struct walk_slot {
 	uint64_t th, ec;
@@ -62,6 +63,11 @@ struct walk_slot {
 		uint64_t ep, iseq, w[EP_WORDS];
 	} heap[HEAP_ENVS];
 	unsigned heap_next;
+	/* The last clean read: its control frames as read and the frames named from them, for a thread whose
+	   stack stays put (quiet_read); quiet when the two last reads found the same frames. */
+	unsigned char *last_cfps;
+	struct ruby_frame *last_frames;
+	int last_n, last_named, quiet;
 };
 
 struct walk_cache {
@@ -77,10 +83,21 @@ struct walk_cache {
 	struct native_frame native[NATIVE_MAX];
 };
 
+static void slot_forget(struct walk_slot *w)
+{
+	free(w->last_cfps);
+	free(w->last_frames);
+	w->last_cfps = NULL;
+	w->last_frames = NULL;
+	w->last_n = w->last_named = w->quiet = 0;
+}
+
 void ruby_walk_free(struct ruby_target *t)
 {
 	if (!t->walk)
 		return;
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		slot_forget(&t->walk->slot[i]);
 	free(t->walk->buf);
 	free(t->walk->eps);
 	free(t->walk->iov);
@@ -94,8 +111,10 @@ void ruby_walk_free(struct ruby_target *t)
 static struct walk_slot *slot_of(struct walk_cache *c, uint64_t th)
 {
 	struct walk_slot *w = &c->slot[(th * 0x9e3779b97f4a7c15ULL) >> 56 & (CACHE_SLOTS - 1)];
-	if (w->th != th)
+	if (w->th != th) {
+		slot_forget(w);
 		*w = (struct walk_slot){ .th = th };
+	}
 	return w;
 }
 
@@ -283,6 +302,7 @@ static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 	w->end = stack + size * 8;
 	w->cfp = e[L->ec_cfp / 8];
 	w->vs_top = 0;
+	w->last_n = w->quiet = 0;
 	return 0;
 }
 
@@ -356,7 +376,7 @@ struct thread_read {
 	const struct mem_iov *extra;  /* read in the same call as the first try (the thread list, the GC's state) */
 	int nextra;
 	int nframes;
-	int retried, salvaged;
+	int retried, salvaged, unchanged;
 	int unreadable; /* every control frame read as zeros */
 };
 
@@ -471,6 +491,35 @@ static int judge_stack_read(const struct ruby_target *t, struct walk_cache *c, s
 	return VIEW_OK;
 }
 
+/*
+ * Keep the frames of a clean read of n frames (cfps) for quiet_read, and
+ * whether they are the same as the last clean read's: a thread whose stack
+ * stayed put between two samples is read the quiet way from then on.
+ */
+static void remember_clean(struct walk_slot *w, const struct ruby_layout *L, const unsigned char *cfps, int n,
+			   int clean, const struct thread_read *r)
+{
+	size_t bytes = (size_t)n * (size_t)L->cfp_size;
+	if (!clean || n > QUIET_FRAMES || r->nframes <= 0) {
+		w->last_n = w->quiet = 0;
+		return;
+	}
+	if (!w->last_cfps) {
+		w->last_cfps = malloc((size_t)QUIET_FRAMES * (size_t)L->cfp_size);
+		w->last_frames = malloc(QUIET_FRAMES * sizeof(*w->last_frames));
+		if (!w->last_cfps || !w->last_frames) {
+			slot_forget(w);
+			return;
+		}
+	}
+	w->quiet = w->last_n == n && w->last_named == r->nframes && !memcmp(w->last_cfps, cfps, bytes) &&
+		   !memcmp(w->last_frames, r->out, (size_t)r->nframes * sizeof(*r->out));
+	memcpy(w->last_cfps, cfps, bytes);
+	memcpy(w->last_frames, r->out, (size_t)r->nframes * sizeof(*r->out));
+	w->last_n = n;
+	w->last_named = r->nframes;
+}
+
 /* Name the frames of a read that covered them (v), and remember where the value stack's top was. */
 static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const struct stack_read *sr,
 		      const struct stack_view *v, struct thread_read *r)
@@ -499,12 +548,62 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	int dropped = 0;
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
 	r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
+	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
 	   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
 	r->unreadable = !r->nframes;
 	for (int i = 0; i < n && r->unreadable; i++)
 		r->unreadable = !word(cfps + (size_t)i * csz, L->cfp_ep) && !word(cfps + (size_t)i * csz, L->cfp_pc);
 	return 0;
+}
+
+/*
+ * A thread whose stack stayed put over the last two samples (most threads of
+ * a server, parked in a queue, a select or a sleep) is read the quiet way:
+ * its rb_thread_t (unless known), its ec, its control frames, the innermost
+ * frame's method entry and ec->cfp once more, in one readv of a few small
+ * parts instead of the whole value stack. If every frame reads as it did, to
+ * the byte, the thread is in the very calls it was in (each frame's iseq, pc,
+ * self and ep; the innermost's method entry for a C method), and the frames
+ * named last time are this sample's. Returns 1 when they are (r->nframes
+ * set), 0 to read the stack in full; *extra_done when r's extras were read.
+ */
+static int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
+		      int *have_th, struct thread_read *r, int *extra_done)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t csz = (uint64_t)L->cfp_size, e[3], me = 0, cfp2 = 0;
+	if (!w->quiet || !w->ec || !w->stack || w->cfp < w->stack || w->cfp >= w->end || !w->top_ep ||
+	    (w->end - w->cfp) / csz != (uint64_t)w->last_n || w->last_named > r->room)
+		return 0;
+	size_t bytes = (size_t)w->last_n * csz;
+	if (grow(c, bytes, 0))
+		return 0;
+	struct mem_iov iov[8];
+	int niov = 0;
+	for (int i = 0; i < r->nextra; i++)
+		iov[niov++] = r->extra[i];
+	if (!*have_th)
+		iov[niov++] = (struct mem_iov){ w->th, th, t->th_read_len };
+	iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
+	iov[niov++] = (struct mem_iov){ w->cfp, c->buf, bytes };
+	iov[niov++] = (struct mem_iov){ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &me, 8 };
+	iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
+	w->quiet = 0; /* until it proves quiet again */
+	if (t->mem.readv(&t->mem, iov, niov))
+		return 0;
+	*have_th = 1;
+	*extra_done = 1;
+	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	if (word(th, L->th_ec) != w->ec || status == (unsigned)L->thread_killed || e[L->ec_cfp / 8] != w->cfp ||
+	    cfp2 != w->cfp || e[L->ec_vm_stack / 8] != w->stack || w->stack + e[L->ec_vm_stack_size / 8] * 8 != w->end ||
+	    me != w->top_me || memcmp(c->buf, w->last_cfps, bytes))
+		return 0;
+	w->quiet = 1;
+	memcpy(r->out, w->last_frames, (size_t)w->last_named * sizeof(*r->out));
+	r->nframes = w->last_named;
+	r->unchanged = 1;
+	return 1;
 }
 
 /*
@@ -517,13 +616,16 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 {
 	const struct ruby_layout *L = t->L;
 	int err;
-	r->nframes = r->retried = r->salvaged = r->unreadable = 0;
+	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = 0;
+	int extra_done = 0;
+	if (quiet_read(t, c, w, th, have_th, r, &extra_done))
+		return 0;
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		struct stack_read sr = { 0 };
 		int niov = 0, with_stack = w->ec && w->stack;
 		/* at most: 2 extras, th, the context, ec, the 2 heads, ec->cfp, the 2 rests, the innermost again, ec->cfp */
 		struct mem_iov iov[12];
-		for (int i = 0; !attempt && i < r->nextra; i++)
+		for (int i = 0; !attempt && !extra_done && i < r->nextra; i++)
 			iov[niov++] = r->extra[i];
 		if (!*have_th)
 			iov[niov++] = (struct mem_iov){ w->th, th, t->th_read_len };
@@ -714,6 +816,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->name = w->name;
 	s->retried += (uint32_t)r->retried;
 	s->salvaged += (uint32_t)r->salvaged;
+	s->unchanged += (uint32_t)r->unchanged;
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;
@@ -737,7 +840,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	uint64_t head = 0, node = 0, owner = 0;
 	s->nthreads = 0;
 	s->nframes_total = 0;
-	s->torn = s->retried = s->salvaged = 0;
+	s->torn = s->retried = s->salvaged = s->unchanged = 0;
 	s->gc = GC_NONE;
 	s->native_moved = 0;
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))

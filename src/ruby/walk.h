@@ -57,6 +57,7 @@ struct ruby_sample {
 	uint32_t torn;     /* threads left out: no consistent picture of their stack after retries */
 	uint32_t retried;  /* re-reads because the stack moved under the read */
 	uint32_t salvaged; /* threads kept without frames that did not read as frames (the stack moved under the read) */
+	uint32_t unchanged; /* threads whose frames read as at the last sample, to the byte: named as then (a short read) */
 	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
 	uint64_t native_moved; /* WALK_NATIVE: threads left without native frames, having moved on during the unwind */
 	uint64_t native_stops, native_stop_ns; /* WALK_NATIVE, since attaching: threads stopped for their registers, and for how long */

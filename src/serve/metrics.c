@@ -48,6 +48,9 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	}
 	head(b, "rbscope_samples_total", "counter", "Thread stacks sampled, in all processes.");
 	buf_addf(b, "rbscope_samples_total %llu\n", (unsigned long long)samples);
+	head(b, "rbscope_stacks_unchanged_total", "counter",
+	     "Thread stacks that read as at the sample before, to the byte: named from it, in a short read.");
+	buf_addf(b, "rbscope_stacks_unchanged_total %llu\n", (unsigned long long)f->unchanged);
 	head(b, "rbscope_sample_failures_total", "counter",
 	     "Process samples that failed: torn (memory changed under the read), read (unreadable), other.");
 	static const char *const reason[FLEET_FAILURES] = { "torn", "read", "other" };

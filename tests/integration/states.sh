@@ -79,3 +79,22 @@ for ver in 3.1 3.3 2.7 3.4; do
 			exit(names.size == 12 && seen && (seen & ["(running)", "(GVL wait)"]).size == 2 ? 0 : 1)' "$work/states.speedscope.json"
 	stop_ruby "$pid"
 done
+
+# A stack that read as at the sample before is named from it (a short read): it must still see every move.
+# parked.rb's mover parks 100 ms in wait_a, then 100 ms in wait_b, at the same depth; "still" never moves.
+for ver in 3.1 3.3 2.7 3.4; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/parked.rb"; then
+		skipped "states: ruby $ver: parked: cannot start it here"
+		continue
+	fi
+	"$RBSCOPE" record -p "$pid" -r 50 -d 4 --threads -f collapsed -o "$work/parked.col" 2>"$work/parked.err"
+	stop_ruby "$pid"
+	a=$(awk '/^thread mover/ && /Object#wait_a/ { s += $NF } END { print s + 0 }' "$work/parked.col")
+	b=$(awk '/^thread mover/ && /Object#wait_b/ { s += $NF } END { print s + 0 }' "$work/parked.col")
+	still=$(awk '/^thread still/ { s += $NF } END { print s + 0 }' "$work/parked.col")
+	unchanged=$(sed -n 's/.* \([0-9]*\) stacks unchanged since the sample before$/\1/p' "$work/parked.err")
+	check "states: ruby $ver: parked: most stacks read as unchanged (${unchanged:-none} of $(awk '{s += $NF} END {print s + 0}' "$work/parked.col"))" \
+		sh -c "[ -n '$unchanged' ] && [ '$unchanged' -ge $((still * 3 / 2)) ]"
+	check "states: ruby $ver: parked: a thread moving between two waits at one depth seen in each 35-65% ($a and $b samples)" \
+		sh -c "[ $((a + b)) -ge 100 ] && [ $((a * 100)) -ge $(((a + b) * 35)) ] && [ $((a * 100)) -le $(((a + b) * 65)) ]"
+done
