@@ -292,6 +292,11 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_gc_during_shift NONE
 #define F_gc_compacting_byte NONE
 #define F_gc_compacting_shift NONE
+#define F_gc_count NONE
+#define F_gc_major_count NONE
+#define F_gc_time_ns NONE
+#define F_gc_mark_ns NONE
+#define F_gc_sweep_ns NONE
 #ifdef RBSCOPE_GC_MODE
 #define F_gc_mode_marking gc_mode_marking
 #define F_gc_mode_sweeping gc_mode_sweeping

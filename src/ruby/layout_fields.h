@@ -53,6 +53,8 @@
 	/* the GC's state in rb_objspace (gc.c's own struct: measured on gc.c compiled with -g, see gen-layouts) */ \
 	X(vm_objspace) X(gc_mode_byte) X(gc_mode_shift) X(gc_mode_bits) X(gc_during_byte) X(gc_during_shift) \
 	X(gc_compacting_byte) X(gc_compacting_shift) X(gc_mode_marking) X(gc_mode_sweeping) X(gc_mode_compacting) \
+	/* and its counters (GC.stat's count, major_gc_count, time): 3.1 sums the time, 3.3+ marking and sweeping apart */ \
+	X(gc_count) X(gc_major_count) X(gc_time_ns) X(gc_mark_ns) X(gc_sweep_ns) \
 	/* st_table */ \
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \

@@ -251,12 +251,40 @@ static int read_main(struct ruby_target *t)
 	if (!err && L->vm_main_ractor >= 0)
 		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
 	t->objspace = 0;
-	if (!err && L->vm_objspace >= 0 && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0 &&
+	if (!err && L->vm_objspace >= 0 && ((L->gc_during_byte >= 0 && L->gc_mode_byte >= 0) || L->gc_count >= 0) &&
 	    mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_objspace, &t->objspace))
 		t->objspace = 0; /* no GC frames, the rest as ever */
 	if (err)
 		t->main_thread = 0;
 	return err;
+}
+
+int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out)
+{
+	const struct ruby_layout *L = t->L;
+	memset(out, 0, sizeof(*out));
+	int err = read_main(t);
+	if (err)
+		return err;
+	if (!t->objspace || L->gc_count < 0)
+		return ERR_UNSUPPORTED;
+	uint64_t mark = 0, sweep = 0, total = 0;
+	struct mem_iov iov[4] = { { t->objspace + (uint64_t)L->gc_count, &out->count, 8 } };
+	int n = 1;
+	if (L->gc_major_count >= 0)
+		iov[n++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_major_count, &out->major, 8 };
+	if (L->gc_time_ns >= 0) {
+		iov[n++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_time_ns, &total, 8 };
+	} else if (L->gc_mark_ns >= 0 && L->gc_sweep_ns >= 0) {
+		iov[n++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_mark_ns, &mark, 8 };
+		iov[n++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_sweep_ns, &sweep, 8 };
+	}
+	if ((err = t->mem.readv(&t->mem, iov, n)))
+		return err;
+	out->have_count = 1;
+	out->have_time = L->gc_time_ns >= 0 || (L->gc_mark_ns >= 0 && L->gc_sweep_ns >= 0);
+	out->time_ns = total + mark + sweep;
+	return 0;
 }
 
 /* Where the thread list head and the GVL owner are: in the VM (2.7) or the main ractor (3.x). */
@@ -862,7 +890,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	int first_done = 0, nextra = 1;
 	uint32_t gcw = 0;
 	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
-	if (t->objspace)
+	if (t->objspace && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0)
 		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)gc_word(L), &gcw, sizeof(gcw) };
 	if (c->first_th) {
 		struct walk_slot *w = slot_of(c, c->first_th);

@@ -65,6 +65,15 @@ struct ruby_sample {
 
 enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
 
+/* The GC's own counters, as GC.stat gives them; each only where the layout knows where it is (have_*). */
+struct ruby_gc_counts {
+	int have_count, have_time;
+	uint64_t count, major; /* GC.count and GC.stat(:major_gc_count) */
+	uint64_t time_ns;      /* GC.stat(:time) in ns: what the VM measured collecting (Ruby 3.1+) */
+};
+/* Read them from the target's rb_objspace: 0, or a negative code (ERR_UNSUPPORTED: none known for this Ruby). */
+int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out);
+
 enum {
 	WALK_KSTATE = 1,  /* read each thread's kernel state */
 	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */

@@ -1,5 +1,6 @@
 /* metrics.c: what `rbscope serve` says on /metrics, in Prometheus's text exposition format (version 0.0.4). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../lib/buf.h"
@@ -33,6 +34,43 @@ static void proc_labels(struct buf *b, const struct fleet_target *e)
 
 /* The metric names of the states, in enum profile_state order. */
 static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", "blocked", "idle", "gc" };
+
+/*
+ * The GC's own counters, read from each process's VM now (GC.count, major
+ * collections, GC.stat(:time)): exact, where its layout knows them.
+ */
+static void gc_counters(struct buf *b, const struct fleet *f)
+{
+	struct ruby_gc_counts *gc = calloc((size_t)f->n + 1, sizeof(*gc));
+	if (!gc)
+		return;
+	for (int i = 0; i < f->n; i++)
+		if (f->v[i]->state != FLEET_LIVE || ruby_gc_counts(&f->v[i]->t, &gc[i]))
+			memset(&gc[i], 0, sizeof(gc[i]));
+	head(b, "rbscope_ruby_gc_count_total", "counter", "Garbage collections since the process started (GC.count), read from the VM.");
+	for (int i = 0; i < f->n; i++)
+		if (gc[i].have_count) {
+			buf_adds(b, "rbscope_ruby_gc_count_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, "} %llu\n", (unsigned long long)gc[i].count);
+		}
+	head(b, "rbscope_ruby_gc_major_count_total", "counter", "Major (full) garbage collections since the process started, read from the VM.");
+	for (int i = 0; i < f->n; i++)
+		if (gc[i].have_count) {
+			buf_adds(b, "rbscope_ruby_gc_major_count_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, "} %llu\n", (unsigned long long)gc[i].major);
+		}
+	head(b, "rbscope_ruby_gc_measured_seconds_total", "counter",
+	     "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).");
+	for (int i = 0; i < f->n; i++)
+		if (gc[i].have_time) {
+			buf_adds(b, "rbscope_ruby_gc_measured_seconds_total{");
+			proc_labels(b, f->v[i]);
+			buf_addf(b, "} %llu.%09llu\n", (unsigned long long)(gc[i].time_ns / 1000000000u), (unsigned long long)(gc[i].time_ns % 1000000000u));
+		}
+	free(gc);
+}
 
 int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_counters *c)
 {
@@ -133,5 +171,6 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 			proc_labels(b, f->v[i]);
 			buf_addf(b, "} %llu\n", (unsigned long long)f->v[i]->gcs_seen);
 		}
+	gc_counters(b, f);
 	return 0; /* b's maximum is far above what any number of processes needs */
 }

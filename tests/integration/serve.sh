@@ -306,3 +306,40 @@ kill $serve1
 wait $serve1 2>/dev/null
 stop_ruby "$pid31"
 [ -n "$pid33" ] && stop_ruby "$pid33"
+
+# The GC's own counters read from each VM: what the process itself says GC.count, major_gc_count and
+# GC.stat(:time) are, on every Ruby whose table knows rb_objspace's counters.
+gcpids="" port_gc=$((base + 5))
+for ver in 3.1 3.3 3.4 2.7; do
+	if start_ruby "$ver" "$top/tests/integration/ruby/gccount.rb"; then
+		gcpids="$gcpids $ver:$pid"
+	else
+		skipped "serve: GC counters: ruby $ver: cannot start it here"
+	fi
+done
+if [ -n "$gcpids" ]; then
+	"$RBSCOPE" serve $(for vp in $gcpids; do printf -- '-p %s ' "${vp#*:}"; done) -l "127.0.0.1:$port_gc" 2>"$work/serve-gc.err" &
+	serve_gc=$!
+	pids="$pids $serve_gc"
+	serve_wait "$port_gc"
+	curl -s "http://127.0.0.1:$port_gc/metrics" >"$work/metrics-gc.txt"
+	for vp in $gcpids; do
+		ver=${vp%%:*} p=${vp#*:}
+		set -- $(sed -n 's/^ready //p' "$work/ruby-$ver.out")
+		metric() { awk -v m="$1" -v p="$p" 'index($0, m "{pid=\"" p "\"") == 1 { print $NF }' "$work/metrics-gc.txt"; }
+		count=$(metric rbscope_ruby_gc_count_total) major=$(metric rbscope_ruby_gc_major_count_total)
+		check "serve: ruby $ver: GC.count and major collections read from its VM ($count, $major) are its own ($1, $2)" \
+			test "$count $major" = "$1 $2"
+		if [ "$3" = - ]; then
+			check "serve: ruby $ver: no measured GC time where the VM measures none" \
+				test -z "$(metric rbscope_ruby_gc_measured_seconds_total)"
+		else
+			ms=$(metric rbscope_ruby_gc_measured_seconds_total | awk '{ split($1, s, "."); printf "%d", int((s[1] * 1e9 + s[2]) / 1e6) }')
+			check "serve: ruby $ver: GC time read from its VM (${ms:-none} ms) is its GC.stat(:time) ($3 ms)" \
+				test "${ms:-x}" = "$3"
+		fi
+	done
+	kill $serve_gc
+	wait $serve_gc 2>/dev/null
+	for vp in $gcpids; do stop_ruby "${vp#*:}"; done
+fi

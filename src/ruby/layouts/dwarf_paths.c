@@ -92,5 +92,10 @@ const struct layout_path layout_paths[] = {
 	{ offsetof(struct ruby_layout, gc_during_shift), "gc_during_shift", "struct rb_objspace", "flags.during_gc", 1 },
 	{ offsetof(struct ruby_layout, gc_compacting_byte), "gc_compacting_byte", "struct rb_objspace", "flags.during_compacting", 0 },
 	{ offsetof(struct ruby_layout, gc_compacting_shift), "gc_compacting_shift", "struct rb_objspace", "flags.during_compacting", 1 },
+	{ offsetof(struct ruby_layout, gc_count), "gc_count", "struct rb_objspace", "profile.count", -1 },
+	{ offsetof(struct ruby_layout, gc_major_count), "gc_major_count", "struct rb_objspace", "profile.major_gc_count", -1 },
+	{ offsetof(struct ruby_layout, gc_time_ns), "gc_time_ns", "struct rb_objspace", "profile.total_time_ns", -1 },
+	{ offsetof(struct ruby_layout, gc_mark_ns), "gc_mark_ns", "struct rb_objspace", "profile.marking_time_ns", -1 },
+	{ offsetof(struct ruby_layout, gc_sweep_ns), "gc_sweep_ns", "struct rb_objspace", "profile.sweeping_time_ns", -1 },
 	{ 0, NULL, NULL, NULL, 0 },
 };
