@@ -68,6 +68,7 @@ struct walk_slot {
 	unsigned char *last_cfps;
 	struct ruby_frame *last_frames;
 	int last_n, last_named, quiet;
+	int last_cap; /* frames last_cfps and last_frames have room for */
 };
 
 struct walk_cache {
@@ -89,7 +90,7 @@ static void slot_forget(struct walk_slot *w)
 	free(w->last_frames);
 	w->last_cfps = NULL;
 	w->last_frames = NULL;
-	w->last_n = w->last_named = w->quiet = 0;
+	w->last_n = w->last_named = w->quiet = w->last_cap = 0;
 }
 
 void ruby_walk_free(struct ruby_target *t)
@@ -532,13 +533,20 @@ static void remember_clean(struct walk_slot *w, const struct ruby_layout *L, con
 		w->last_n = w->quiet = 0;
 		return;
 	}
-	if (!w->last_cfps) {
-		w->last_cfps = malloc((size_t)QUIET_FRAMES * (size_t)L->cfp_size);
-		w->last_frames = malloc(QUIET_FRAMES * sizeof(*w->last_frames));
-		if (!w->last_cfps || !w->last_frames) {
+	int need = n > r->nframes ? n : r->nframes;
+	if (need > w->last_cap) {
+		int cap = need < 32 ? 32 : need; /* room to grow a little without another realloc */
+		unsigned char *c = realloc(w->last_cfps, (size_t)cap * (size_t)L->cfp_size);
+		if (c)
+			w->last_cfps = c;
+		struct ruby_frame *f = c ? realloc(w->last_frames, (size_t)cap * sizeof(*f)) : NULL;
+		if (f)
+			w->last_frames = f;
+		if (!c || !f) {
 			slot_forget(w);
 			return;
 		}
+		w->last_cap = cap;
 	}
 	w->quiet = w->last_n == n && w->last_named == r->nframes && !memcmp(w->last_cfps, cfps, bytes) &&
 		   !memcmp(w->last_frames, r->out, (size_t)r->nframes * sizeof(*r->out));
