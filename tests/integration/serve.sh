@@ -343,3 +343,30 @@ if [ -n "$gcpids" ]; then
 	wait $serve_gc 2>/dev/null
 	for vp in $gcpids; do stop_ruby "${vp#*:}"; done
 fi
+
+# Truth: serve's CPU profile against the exact reference, `record --blocking` (every thread stopped for each
+# read), over the same 10 s of periodic.rb (6, 3 and 1 ms of three methods in turn: 60/30/10%), read by Go's pprof.
+port_x=$((base + 6))
+if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
+	per=$pid
+	"$RBSCOPE" serve -p "$per" -l "127.0.0.1:$port_x" -r 200 2>"$work/serve-x.err" &
+	serve_x=$!
+	pids="$pids $serve_x"
+	serve_wait "$port_x"
+	curl -s -o "$work/x.pb.gz" --max-time 30 "http://127.0.0.1:$port_x/debug/pprof/profile?seconds=10" &
+	fetch=$!
+	"$RBSCOPE" record -p "$per" --blocking -r 200 -d 10 -f summary -o "$work/x-blocking.txt" 2>/dev/null
+	wait $fetch
+	go tool pprof -top -cum -nodecount=100 "$work/x.pb.gz" >"$work/x-top.txt" 2>/dev/null
+	for m in six three one; do
+		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/x-top.txt")
+		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/x-blocking.txt")
+		check "serve: its CPU profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
+			sh -c "[ -n '$s' ] && [ -n '$b' ] && [ \$(( $s - $b )) -le 5 ] && [ \$(( $b - $s )) -le 5 ]"
+	done
+	kill $serve_x
+	wait $serve_x 2>/dev/null
+	stop_ruby "$per"
+else
+	not_ok "serve: cannot start periodic.rb on ruby 3.1"
+fi
