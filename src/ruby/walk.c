@@ -69,11 +69,31 @@ struct walk_slot {
 	struct ruby_frame *last_frames;
 	int last_n, last_named, quiet;
 	int last_cap; /* frames last_cfps and last_frames have room for */
+	uint64_t batch_gen; /* read the quiet way in batch number batch_gen, as its part batch_i */
+	int batch_i;
+	/* its tid where it is not in rb_thread_t (3.3+: in its native thread; 2.7: in glibc's pthread), kept
+	   while that pointer stays, read again every TID_REREAD samples */
+	uint64_t tid_key;
+	int32_t tid;
+	unsigned tid_uses;
+};
+
+/* The parts of a quiet read of one thread (quiet_plan). */
+struct quiet_parts {
+	uint64_t e[3], me, cfp2;
+	unsigned char *cfps; /* where its control frames are read to */
 };
 
 struct walk_cache {
 	struct walk_slot slot[CACHE_SLOTS];
 	uint64_t first_th; /* the thread heading the list at the last sample */
+	uint64_t order[WALK_MAX_THREADS]; /* the threads in list order at the last sample that went through it */
+	int norder;
+	uint64_t batch_gen; /* batches of quiet reads taken (read_quiet_batch) */
+	unsigned char *bth, *bcfps; /* a batch's rb_thread_t copies and control frames */
+	size_t bcfps_cap;
+	struct quiet_parts *bq;
+	struct mem_iov *biov;
 	unsigned char *buf; /* frames, then value stack */
 	size_t cap;
 	uint64_t (*eps)[EP_WORDS];
@@ -100,6 +120,10 @@ void ruby_walk_free(struct ruby_target *t)
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		slot_forget(&t->walk->slot[i]);
 	free(t->walk->buf);
+	free(t->walk->bth);
+	free(t->walk->bcfps);
+	free(t->walk->bq);
+	free(t->walk->biov);
 	free(t->walk->eps);
 	free(t->walk->iov);
 	if (t->walk->unwind)
@@ -181,21 +205,30 @@ static int thread_state(struct ruby_target *t, const unsigned char *th, uint64_t
 	return ubf ? THREAD_BLOCKED : THREAD_GVL_WAIT;
 }
 
-static int32_t thread_tid(struct ruby_target *t, const unsigned char *th)
+#define TID_REREAD 256
+
+static int32_t thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th)
 {
 	const struct ruby_layout *L = t->L;
 	uint32_t tid = 0;
+	uint64_t p = 0, off = 0;
 	if (L->th_tid >= 0) {
 		memcpy(&tid, th + L->th_tid, 4);
-	} else if (L->th_nt >= 0) {
-		uint64_t nt = word(th, L->th_nt);
-		if (nt)
-			mem_read_u32(&t->mem, nt + (uint64_t)L->nt_tid, &tid);
-	} else if (L->th_thread_id >= 0) {
-		uint64_t pt = word(th, L->th_thread_id); /* glibc: pthread_t is the struct pthread address */
-		if (pt)
-			mem_read_u32(&t->mem, pt + TASK_GLIBC_PTHREAD_TID_OFFSET, &tid);
+		return (int32_t)tid;
 	}
+	if (L->th_nt >= 0)
+		p = word(th, L->th_nt), off = (uint64_t)L->nt_tid;
+	else if (L->th_thread_id >= 0) /* glibc: pthread_t is the struct pthread address */
+		p = word(th, L->th_thread_id), off = TASK_GLIBC_PTHREAD_TID_OFFSET;
+	if (!p)
+		return 0;
+	if (p == w->tid_key && w->tid > 0 && ++w->tid_uses < TID_REREAD)
+		return w->tid;
+	if (mem_read_u32(&t->mem, p + off, &tid))
+		tid = 0;
+	w->tid_key = p;
+	w->tid = (int32_t)tid;
+	w->tid_uses = 0;
 	return (int32_t)tid;
 }
 
@@ -597,48 +630,138 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
  * A thread whose stack stayed put over the last two samples (most threads of
  * a server, parked in a queue, a select or a sleep) is read the quiet way:
  * its rb_thread_t (unless known), its ec, its control frames, the innermost
- * frame's method entry and ec->cfp once more, in one readv of a few small
- * parts instead of the whole value stack. If every frame reads as it did, to
- * the byte, the thread is in the very calls it was in (each frame's iseq, pc,
- * self and ep; the innermost's method entry for a C method), and the frames
- * named last time are this sample's. Returns 1 when they are (r->nframes
- * set), 0 to read the stack in full; *extra_done when r's extras were read.
+ * frame's method entry and ec->cfp once more, a few small parts instead of
+ * the whole value stack. If every frame reads as it did, to the byte, the
+ * thread is in the very calls it was in (each frame's iseq, pc, self and ep;
+ * the innermost's method entry for a C method), and the frames named last
+ * time are this sample's.
+ */
+/* May w be read the quiet way, into room frames? Returns the bytes of its control frames, or 0. */
+static size_t quiet_bytes(const struct ruby_target *t, const struct walk_slot *w, int room)
+{
+	uint64_t csz = (uint64_t)t->L->cfp_size;
+	if (!w->quiet || !w->ec || !w->stack || w->cfp < w->stack || w->cfp >= w->end || !w->top_ep ||
+	    (w->end - w->cfp) / csz != (uint64_t)w->last_n || w->last_named > room)
+		return 0;
+	return (size_t)w->last_n * csz;
+}
+
+/* The parts of a quiet read of w (q->cfps set, room for its quiet_bytes), into iov; returns how many. */
+static int quiet_plan(const struct ruby_target *t, const struct walk_slot *w, struct quiet_parts *q,
+		      struct mem_iov *iov)
+{
+	const struct ruby_layout *L = t->L;
+	size_t bytes = (size_t)w->last_n * (size_t)L->cfp_size;
+	q->me = q->cfp2 = 0;
+	iov[0] = (struct mem_iov){ w->ec, q->e, sizeof(q->e) };
+	iov[1] = (struct mem_iov){ w->cfp, q->cfps, bytes };
+	iov[2] = (struct mem_iov){ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &q->me, 8 };
+	iov[3] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &q->cfp2, 8 };
+	return 4;
+}
+
+/* Judge a quiet read (th, q) of w: 1 and r's frames set when nothing moved, 0 to read the stack in full. */
+static int quiet_judge(const struct ruby_target *t, struct walk_slot *w, const unsigned char *th,
+		       const struct quiet_parts *q, struct thread_read *r)
+{
+	const struct ruby_layout *L = t->L;
+	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	w->quiet = word(th, L->th_ec) == w->ec && status != (unsigned)L->thread_killed && q->e[L->ec_cfp / 8] == w->cfp &&
+		   q->cfp2 == w->cfp && q->e[L->ec_vm_stack / 8] == w->stack &&
+		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top_me &&
+		   !memcmp(q->cfps, w->last_cfps, (size_t)w->last_n * (size_t)L->cfp_size);
+	if (!w->quiet)
+		return 0;
+	memcpy(r->out, w->last_frames, (size_t)w->last_named * sizeof(*r->out));
+	r->nframes = w->last_named;
+	r->unchanged = 1;
+	return 1;
+}
+
+/*
+ * A quiet read of w on its own, with r's extras. Returns 1 when its frames
+ * are as they were (r->nframes set), 0 to read the stack in full;
+ * *extra_done when r's extras were read.
  */
 static int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, unsigned char *th,
 		      int *have_th, struct thread_read *r, int *extra_done)
 {
-	const struct ruby_layout *L = t->L;
-	uint64_t csz = (uint64_t)L->cfp_size, e[3], me = 0, cfp2 = 0;
-	if (!w->quiet || !w->ec || !w->stack || w->cfp < w->stack || w->cfp >= w->end || !w->top_ep ||
-	    (w->end - w->cfp) / csz != (uint64_t)w->last_n || w->last_named > r->room)
+	size_t bytes = quiet_bytes(t, w, r->room);
+	if (!bytes || grow(c, bytes, 0))
 		return 0;
-	size_t bytes = (size_t)w->last_n * csz;
-	if (grow(c, bytes, 0))
-		return 0;
+	struct quiet_parts q = { .cfps = c->buf };
 	struct mem_iov iov[8];
 	int niov = 0;
 	for (int i = 0; i < r->nextra; i++)
 		iov[niov++] = r->extra[i];
 	if (!*have_th)
 		iov[niov++] = (struct mem_iov){ w->th, th, t->th_read_len };
-	iov[niov++] = (struct mem_iov){ w->ec, e, sizeof(e) };
-	iov[niov++] = (struct mem_iov){ w->cfp, c->buf, bytes };
-	iov[niov++] = (struct mem_iov){ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &me, 8 };
-	iov[niov++] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &cfp2, 8 };
+	niov += quiet_plan(t, w, &q, iov + niov);
 	w->quiet = 0; /* until it proves quiet again */
 	if (t->mem.readv(&t->mem, iov, niov))
 		return 0;
 	*have_th = 1;
 	*extra_done = 1;
-	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
-	if (word(th, L->th_ec) != w->ec || status == (unsigned)L->thread_killed || e[L->ec_cfp / 8] != w->cfp ||
-	    cfp2 != w->cfp || e[L->ec_vm_stack / 8] != w->stack || w->stack + e[L->ec_vm_stack_size / 8] * 8 != w->end ||
-	    me != w->top_me || memcmp(c->buf, w->last_cfps, bytes))
+	return quiet_judge(t, w, th, &q, r);
+}
+
+#define BATCH_MAX 64 /* threads read the quiet way in one readv: their rb_thread_t and 4 parts each */
+
+/*
+ * One readv for the thread list, the GC's state (extra) and every thread of
+ * the last sample that may be read the quiet way, when at least two may:
+ * their rb_thread_t and quiet parts, so a process whose threads are parked
+ * costs one system call a tick, not one a thread. Returns 1 when read (each
+ * such thread's slot names its part of batch c->batch_gen), 0 to read the
+ * threads one by one.
+ */
+static int read_quiet_batch(struct ruby_target *t, struct walk_cache *c, const struct mem_iov *extra, int nextra)
+{
+	size_t need = 0;
+	int quiet = 0;
+	if (c->norder < 2 || c->norder > BATCH_MAX)
 		return 0;
-	w->quiet = 1;
-	memcpy(r->out, w->last_frames, (size_t)w->last_named * sizeof(*r->out));
-	r->nframes = w->last_named;
-	r->unchanged = 1;
+	for (int i = 0; i < c->norder; i++) {
+		size_t b = quiet_bytes(t, slot_of(c, c->order[i]), WALK_MAX_FRAMES);
+		need += b;
+		quiet += b > 0;
+	}
+	if (quiet < 2)
+		return 0;
+	if (!c->bth && (!(c->bth = malloc(BATCH_MAX * t->th_read_len)) || !(c->bq = malloc(BATCH_MAX * sizeof(*c->bq))) ||
+			!(c->biov = malloc((2 + 5 * BATCH_MAX) * sizeof(*c->biov))))) {
+		free(c->bth), free(c->bq), free(c->biov);
+		c->bth = NULL, c->bq = NULL, c->biov = NULL;
+		return 0;
+	}
+	if (need > c->bcfps_cap) {
+		unsigned char *b = realloc(c->bcfps, need);
+		if (!b)
+			return 0;
+		c->bcfps = b;
+		c->bcfps_cap = need;
+	}
+	int n = 0;
+	size_t off = 0;
+	for (int i = 0; i < nextra; i++)
+		c->biov[n++] = extra[i];
+	c->batch_gen++;
+	for (int i = 0; i < c->norder; i++) {
+		struct walk_slot *w = slot_of(c, c->order[i]);
+		size_t b = quiet_bytes(t, w, WALK_MAX_FRAMES);
+		if (!b)
+			continue;
+		c->biov[n++] = (struct mem_iov){ w->th, c->bth + (size_t)i * t->th_read_len, t->th_read_len };
+		c->bq[i].cfps = c->bcfps + off;
+		off += b;
+		n += quiet_plan(t, w, &c->bq[i], c->biov + n);
+		w->batch_gen = c->batch_gen;
+		w->batch_i = i;
+	}
+	if (t->mem.readv(&t->mem, c->biov, n)) {
+		c->batch_gen++; /* none of it holds */
+		return 0;
+	}
 	return 1;
 }
 
@@ -832,7 +955,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
 	 * parent's, and seen from outside a pid namespace it holds the inner one.
 	 */
-	ts->tid = ts->main && t->pid > 0 ? t->pid : host_tid(t, thread_tid(t, th));
+	ts->tid = ts->main && t->pid > 0 ? t->pid : host_tid(t, thread_tid(t, w, th));
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
 	ts->syscall = WALK_SYSCALL_UNKNOWN;
 	unsigned long long sp, pc;
@@ -895,12 +1018,20 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	 * that headed it last time, so one thread costs one system call. If
 	 * another thread heads it now, that read is thrown away.
 	 */
-	int first_done = 0, nextra = 1;
+	int first_done = 0, nextra = 1, nord = 0;
 	uint32_t gcw = 0;
 	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
 	if (t->objspace && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0)
 		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)gc_word(L), &gcw, sizeof(gcw) };
-	if (c->first_th) {
+	memset(lbuf, 0, sizeof(lbuf));
+	int batched = !t->core && read_quiet_batch(t, c, extra, nextra);
+	c->norder = 0; /* until this sample has been through the whole list */
+	if (batched) {
+		list_parse(&a, lbuf, &head, &node, &owner);
+		s->gc = gc_phase(L, gcw);
+		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
+		first_done = 1; /* (nothing read apart) */
+	} else if (c->first_th) {
 		struct walk_slot *w = slot_of(c, c->first_th);
 		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra };
 		int have_th = 0;
@@ -915,6 +1046,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		if (have_th && node == c->first_th + (uint64_t)L->th_lt_node) {
 			node = word(th, L->th_lt_node);
 			finish_thread(t, s, w, th, owner, flags, err, &r);
+			c->order[nord++] = c->first_th;
 			first_done = 1;
 		}
 	}
@@ -925,23 +1057,38 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		s->gc = gc_phase(L, gcw);
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 	}
-	for (int guard = first_done; node && node != head && guard < WALK_MAX_THREADS; guard++) {
+	for (int guard = nord; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
 		struct walk_slot *w = slot_of(c, thaddr);
 		int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
 		struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1 };
-		if (room < 2) /* the sample is full: list the thread without frames */
-			err = mem_read(&t->mem, thaddr, th, t->th_read_len), have_th = !err;
-		else
-			err = read_thread(t, c, w, th, &have_th, &r);
+		unsigned char *tp = th;
+		int in_batch = batched && w->batch_gen == c->batch_gen;
+		if (in_batch) { /* its rb_thread_t and quiet parts came in the batch */
+			tp = c->bth + (size_t)w->batch_i * t->th_read_len;
+			have_th = 1;
+		}
+		if (room < 2) { /* the sample is full: list the thread without frames */
+			err = have_th ? 0 : mem_read(&t->mem, thaddr, tp, t->th_read_len);
+			have_th = !err;
+		} else if (in_batch && w->last_named <= r.room && quiet_judge(t, w, tp, &c->bq[w->batch_i], &r)) {
+			err = 0;
+		} else {
+			if (in_batch)
+				w->quiet = 0; /* tried: read in full */
+			err = read_thread(t, c, w, tp, &have_th, &r);
+		}
 		if (err == -EFAULT)
 			err = ERR_TORN;
 		if (err && err != ERR_TORN)
 			return err;
 		if (!have_th)
 			return ERR_TORN;
-		node = word(th, L->th_lt_node); /* next */
-		finish_thread(t, s, w, th, owner, flags, err, &r);
+		node = word(tp, L->th_lt_node); /* next */
+		finish_thread(t, s, w, tp, owner, flags, err, &r);
+		c->order[nord++] = thaddr;
 	}
+	if (!node || node == head)
+		c->norder = nord;
 	return 0;
 }

@@ -88,6 +88,15 @@ for ver in 3.1 3.3 2.7 3.4; do
 		continue
 	fi
 	"$RBSCOPE" record -p "$pid" -r 50 -d 4 --threads -f collapsed -o "$work/parked.col" 2>"$work/parked.err"
+	# Parked threads are read in one system call a tick for all of them, not one each (3 threads here).
+	if command -v strace >/dev/null; then
+		strace -f -c -e trace=process_vm_readv -o "$work/parked.s1" "$RBSCOPE" record -p "$pid" -r 50 -d 4 -f collapsed -o /dev/null 2>"$work/parked.rec"
+		strace -f -c -e trace=process_vm_readv -o "$work/parked.s0" "$RBSCOPE" record -p "$pid" -r 50 -d 0.001 -f collapsed -o /dev/null 2>/dev/null
+		calls=$(( $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s1") - $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s0") ))
+		ticks=$(( $(sed -n 's/^rbscope: \([0-9]*\) samples.*/\1/p' "$work/parked.rec") / 3 ))
+		check "states: ruby $ver: parked: under 2.5 process_vm_readv a tick for 3 threads ($calls in $ticks ticks)" \
+			sh -c "[ $ticks -ge 100 ] && [ $((calls * 10)) -lt $((ticks * 25)) ]"
+	fi
 	stop_ruby "$pid"
 	a=$(awk '/^thread mover/ && /Object#wait_a/ { s += $NF } END { print s + 0 }' "$work/parked.col")
 	b=$(awk '/^thread mover/ && /Object#wait_b/ { s += $NF } END { print s + 0 }' "$work/parked.col")
