@@ -80,7 +80,7 @@ struct walk_slot {
 
 /* The parts of a quiet read of one thread (quiet_plan). */
 struct quiet_parts {
-	uint64_t e[3], me, cfp2;
+	uint64_t e[3], me;
 	unsigned char *cfps; /* where its control frames are read to */
 };
 
@@ -629,12 +629,14 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 /*
  * A thread whose stack stayed put over the last two samples (most threads of
  * a server, parked in a queue, a select or a sleep) is read the quiet way:
- * its rb_thread_t (unless known), its ec, its control frames, the innermost
- * frame's method entry and ec->cfp once more, a few small parts instead of
- * the whole value stack. If every frame reads as it did, to the byte, the
- * thread is in the very calls it was in (each frame's iseq, pc, self and ep;
- * the innermost's method entry for a C method), and the frames named last
- * time are this sample's.
+ * its rb_thread_t (unless known), its ec, its control frames and the
+ * innermost frame's method entry, a few small parts instead of the whole
+ * value stack. If ec->cfp is where it was and every frame reads as it did,
+ * to the byte, the thread was in the very calls it was in (each frame's
+ * iseq, pc, self and ep; the innermost's method entry for a C method) when
+ * ec->cfp was read, and the frames named last time are this sample's. (A
+ * thread that went deeper meanwhile wrote below those frames: the sample
+ * is the stack as of that read, as a full read's is.)
  */
 /* May w be read the quiet way, into room frames? Returns the bytes of its control frames, or 0. */
 static size_t quiet_bytes(const struct ruby_target *t, const struct walk_slot *w, int room)
@@ -652,12 +654,11 @@ static int quiet_plan(const struct ruby_target *t, const struct walk_slot *w, st
 {
 	const struct ruby_layout *L = t->L;
 	size_t bytes = (size_t)w->last_n * (size_t)L->cfp_size;
-	q->me = q->cfp2 = 0;
+	q->me = 0;
 	iov[0] = (struct mem_iov){ w->ec, q->e, sizeof(q->e) };
 	iov[1] = (struct mem_iov){ w->cfp, q->cfps, bytes };
 	iov[2] = (struct mem_iov){ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &q->me, 8 };
-	iov[3] = (struct mem_iov){ w->ec + (uint64_t)L->ec_cfp, &q->cfp2, 8 };
-	return 4;
+	return 3;
 }
 
 /* Judge a quiet read (th, q) of w: 1 and r's frames set when nothing moved, 0 to read the stack in full. */
@@ -667,7 +668,7 @@ static int quiet_judge(const struct ruby_target *t, struct walk_slot *w, const u
 	const struct ruby_layout *L = t->L;
 	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
 	w->quiet = word(th, L->th_ec) == w->ec && status != (unsigned)L->thread_killed && q->e[L->ec_cfp / 8] == w->cfp &&
-		   q->cfp2 == w->cfp && q->e[L->ec_vm_stack / 8] == w->stack &&
+		   q->e[L->ec_vm_stack / 8] == w->stack &&
 		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top_me &&
 		   !memcmp(q->cfps, w->last_cfps, (size_t)w->last_n * (size_t)L->cfp_size);
 	if (!w->quiet)
@@ -705,7 +706,7 @@ static int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	return quiet_judge(t, w, th, &q, r);
 }
 
-#define BATCH_MAX 64 /* threads read the quiet way in one readv: their rb_thread_t and 4 parts each */
+#define BATCH_MAX 64 /* threads read the quiet way in one readv: their rb_thread_t and 3 parts each */
 
 /*
  * One readv for the thread list, the GC's state (extra) and every thread of
@@ -729,7 +730,7 @@ static int read_quiet_batch(struct ruby_target *t, struct walk_cache *c, const s
 	if (quiet < 2)
 		return 0;
 	if (!c->bth && (!(c->bth = malloc(BATCH_MAX * t->th_read_len)) || !(c->bq = malloc(BATCH_MAX * sizeof(*c->bq))) ||
-			!(c->biov = malloc((2 + 5 * BATCH_MAX) * sizeof(*c->biov))))) {
+			!(c->biov = malloc((2 + 4 * BATCH_MAX) * sizeof(*c->biov))))) {
 		free(c->bth), free(c->bq), free(c->biov);
 		c->bth = NULL, c->bq = NULL, c->biov = NULL;
 		return 0;
