@@ -1,4 +1,5 @@
 /* metrics.c: what `rbscope serve` says on /metrics, in Prometheus's text exposition format (version 0.0.4). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,25 @@ static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", 
  * The GC's own counters, read from each process's VM now (GC.count, major
  * collections, GC.stat(:time)): exact, where its layout knows them.
  */
+/* One GC series: each process whose layout has it (a count, or with ns set, nanoseconds shown as seconds). */
+static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc_counts *gc, const char *name,
+		      const char *help, size_t field, int ns)
+{
+	head(b, name, "counter", help);
+	for (int i = 0; i < f->n; i++) {
+		uint64_t v;
+		if (!(ns ? gc[i].have_time : gc[i].have_count))
+			continue;
+		memcpy(&v, (const char *)&gc[i] + field, sizeof(v));
+		buf_addf(b, "%s{", name);
+		proc_labels(b, f->v[i]);
+		if (ns)
+			buf_addf(b, "} %llu.%09llu\n", (unsigned long long)(v / 1000000000u), (unsigned long long)(v % 1000000000u));
+		else
+			buf_addf(b, "} %llu\n", (unsigned long long)v);
+	}
+}
+
 static void gc_counters(struct buf *b, const struct fleet *f)
 {
 	struct ruby_gc_counts *gc = calloc((size_t)f->n + 1, sizeof(*gc));
@@ -47,28 +67,15 @@ static void gc_counters(struct buf *b, const struct fleet *f)
 	for (int i = 0; i < f->n; i++)
 		if (f->v[i]->state != FLEET_LIVE || ruby_gc_counts(&f->v[i]->t, &gc[i]))
 			memset(&gc[i], 0, sizeof(gc[i]));
-	head(b, "rbscope_ruby_gc_count_total", "counter", "Garbage collections since the process started (GC.count), read from the VM.");
-	for (int i = 0; i < f->n; i++)
-		if (gc[i].have_count) {
-			buf_adds(b, "rbscope_ruby_gc_count_total{");
-			proc_labels(b, f->v[i]);
-			buf_addf(b, "} %llu\n", (unsigned long long)gc[i].count);
-		}
-	head(b, "rbscope_ruby_gc_major_count_total", "counter", "Major (full) garbage collections since the process started, read from the VM.");
-	for (int i = 0; i < f->n; i++)
-		if (gc[i].have_count) {
-			buf_adds(b, "rbscope_ruby_gc_major_count_total{");
-			proc_labels(b, f->v[i]);
-			buf_addf(b, "} %llu\n", (unsigned long long)gc[i].major);
-		}
-	head(b, "rbscope_ruby_gc_measured_seconds_total", "counter",
-	     "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).");
-	for (int i = 0; i < f->n; i++)
-		if (gc[i].have_time) {
-			buf_adds(b, "rbscope_ruby_gc_measured_seconds_total{");
-			proc_labels(b, f->v[i]);
-			buf_addf(b, "} %llu.%09llu\n", (unsigned long long)(gc[i].time_ns / 1000000000u), (unsigned long long)(gc[i].time_ns % 1000000000u));
-		}
+	gc_series(b, f, gc, "rbscope_ruby_gc_count_total",
+		  "Garbage collections since the process started (GC.count), read from the VM.",
+		  offsetof(struct ruby_gc_counts, count), 0);
+	gc_series(b, f, gc, "rbscope_ruby_gc_major_count_total",
+		  "Major (full) garbage collections since the process started, read from the VM.",
+		  offsetof(struct ruby_gc_counts, major), 0);
+	gc_series(b, f, gc, "rbscope_ruby_gc_measured_seconds_total",
+		  "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).",
+		  offsetof(struct ruby_gc_counts, time_ns), 1);
 	free(gc);
 }
 
