@@ -297,6 +297,17 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_gc_time_ns NONE
 #define F_gc_mark_ns NONE
 #define F_gc_sweep_ns NONE
+#define F_gc_allocated NONE
+#define F_gc_freed NONE
+#define F_gc_final NONE
+#define F_gc_pools NONE
+#define F_gc_pool_count NONE
+#define F_gc_pool_size NONE
+#define F_gc_pool_eden_slots NONE
+#define F_gc_pool_tomb_slots NONE
+#define F_gc_pool_allocated NONE
+#define F_gc_pool_freed NONE
+#define F_gc_pool_final NONE
 #ifdef RBSCOPE_GC_MODE
 #define F_gc_mode_marking gc_mode_marking
 #define F_gc_mode_sweeping gc_mode_sweeping

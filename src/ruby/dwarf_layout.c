@@ -130,7 +130,10 @@ static int find_member(Dwarf_Die *st, const char *name, size_t len, Dwarf_Die *o
 	return -1;
 }
 
-/* Resolve "a.b.c" from type die; the byte offset, or for what >= 0 the bit-field's byte, shift or width. */
+/*
+ * Resolve "a.b.c" from type die: the byte offset; for a bit-field (what 0-2) its
+ * byte, shift or width; for an array (LAYOUT_ELEM_*) its element's size or its length.
+ */
 static int resolve(Dwarf_Die type, const char *path, int what, int64_t *value)
 {
 	int64_t total = 0;
@@ -151,6 +154,23 @@ static int resolve(Dwarf_Die type, const char *path, int what, int64_t *value)
 	}
 	if (what < 0) {
 		*value = total;
+		return 0;
+	}
+	if (what == LAYOUT_ELEM_SIZE || what == LAYOUT_ELEM_COUNT) { /* an array member: its element's size, or length */
+		Dwarf_Attribute a;
+		Dwarf_Die arr, elem;
+		Dwarf_Word whole, one;
+		if (!dwarf_attr(&m, DW_AT_type, &a) || !dwarf_formref_die(&a, &arr))
+			return -1;
+		while (dwarf_tag(&arr) == DW_TAG_typedef || dwarf_tag(&arr) == DW_TAG_const_type ||
+		       dwarf_tag(&arr) == DW_TAG_volatile_type)
+			if (!dwarf_attr(&arr, DW_AT_type, &a) || !dwarf_formref_die(&a, &arr))
+				return -1;
+		if (dwarf_tag(&arr) != DW_TAG_array_type || !dwarf_attr(&arr, DW_AT_type, &a) ||
+		    !dwarf_formref_die(&a, &elem) || dwarf_aggregate_size(&arr, &whole) ||
+		    dwarf_aggregate_size(&elem, &one) || !one)
+			return -1;
+		*value = what == LAYOUT_ELEM_SIZE ? (int64_t)one : (int64_t)(whole / one);
 		return 0;
 	}
 	/* A bit-field: DWARF 4's data_bit_offset counts from the start of the struct that holds it. */

@@ -55,6 +55,10 @@
 	X(gc_compacting_byte) X(gc_compacting_shift) X(gc_mode_marking) X(gc_mode_sweeping) X(gc_mode_compacting) \
 	/* and its counters (GC.stat's count, major_gc_count, time): 3.1 sums the time, 3.3+ marking and sweeping apart */ \
 	X(gc_count) X(gc_major_count) X(gc_time_ns) X(gc_mark_ns) X(gc_sweep_ns) \
+	/* and its heap's slots (GC.stat's heap_live_slots, heap_free_slots): counted in rb_objspace (2.7, 3.1) or \
+	 * in each size pool of its array (3.3: size_pools, 3.4: heaps; 2.7 has none: the objspace is its one pool) */ \
+	X(gc_allocated) X(gc_freed) X(gc_final) X(gc_pools) X(gc_pool_count) X(gc_pool_size) \
+	X(gc_pool_eden_slots) X(gc_pool_tomb_slots) X(gc_pool_allocated) X(gc_pool_freed) X(gc_pool_final) \
 	/* st_table */ \
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \

@@ -8,9 +8,12 @@
 
 /*
  * One way a field was measured in some Ruby: offsetof(type, path), or, for
- * a bit-field (what >= 0), its byte (0), shift (1) or width (2). A field
- * may have several entries (newest Ruby first); the first that resolves wins.
+ * a bit-field, its byte (what 0), shift (1) or width (2), or for an array,
+ * its element's size (LAYOUT_ELEM_SIZE) or its length (LAYOUT_ELEM_COUNT).
+ * A field may have several entries (newest Ruby first); the first that
+ * resolves wins.
  */
+enum { LAYOUT_ELEM_SIZE = 3, LAYOUT_ELEM_COUNT = 4 };
 struct layout_path {
 	size_t field; /* offsetof(struct ruby_layout, the field) */
 	const char *name, *type, *path;

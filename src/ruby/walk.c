@@ -285,7 +285,8 @@ static int read_main(struct ruby_target *t)
 	if (!err && L->vm_main_ractor >= 0)
 		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
 	t->objspace = 0;
-	if (!err && L->vm_objspace >= 0 && ((L->gc_during_byte >= 0 && L->gc_mode_byte >= 0) || L->gc_count >= 0) &&
+	if (!err && L->vm_objspace >= 0 &&
+	    ((L->gc_during_byte >= 0 && L->gc_mode_byte >= 0) || L->gc_count >= 0 || L->gc_pool_eden_slots >= 0) &&
 	    mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_objspace, &t->objspace))
 		t->objspace = 0; /* no GC frames, the rest as ever */
 	if (err)
@@ -293,18 +294,13 @@ static int read_main(struct ruby_target *t)
 	return err;
 }
 
-int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out)
+/* GC.count, major collections and the time the VM measured: 0, or a negative code. */
+static int gc_counters(struct ruby_target *t, struct ruby_gc_counts *out)
 {
 	const struct ruby_layout *L = t->L;
-	memset(out, 0, sizeof(*out));
-	int err = read_main(t);
-	if (err)
-		return err;
-	if (!t->objspace || L->gc_count < 0)
-		return ERR_UNSUPPORTED;
 	uint64_t mark = 0, sweep = 0, total = 0;
 	struct mem_iov iov[4] = { { t->objspace + (uint64_t)L->gc_count, &out->count, 8 } };
-	int n = 1;
+	int n = 1, err;
 	if (L->gc_major_count >= 0)
 		iov[n++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_major_count, &out->major, 8 };
 	if (L->gc_time_ns >= 0) {
@@ -319,6 +315,75 @@ int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out)
 	out->have_time = L->gc_time_ns >= 0 || (L->gc_mark_ns >= 0 && L->gc_sweep_ns >= 0);
 	out->time_ns = total + mark + sweep;
 	return 0;
+}
+
+#define GC_POOLS_MAX 16
+
+/*
+ * The heap's slots as GC.stat counts them: live = allocated - freed - waiting
+ * for finalizers, free = all slots (eden and tomb pages) - live - waiting.
+ * Each count is the objspace's own (2.7, 3.1) or the sum over its size
+ * pools (3.3+). Read while the process runs, so counts read a moment apart
+ * can disagree: such a read is tried again, then given up (ERR_TORN).
+ */
+static int gc_heap_slots(struct ruby_target *t, struct ruby_gc_counts *out)
+{
+	const struct ruby_layout *L = t->L;
+	int64_t base = L->gc_pools >= 0 ? L->gc_pools : 0, n = L->gc_pool_count >= 0 ? L->gc_pool_count : 1;
+	int64_t stride = L->gc_pool_size >= 0 ? L->gc_pool_size : 0;
+	if (L->gc_pool_eden_slots < 0 || (L->gc_allocated < 0 && L->gc_pool_allocated < 0) ||
+	    (L->gc_freed < 0 && L->gc_pool_freed < 0) || (L->gc_final < 0 && L->gc_pool_final < 0) || n < 1 ||
+	    n > GC_POOLS_MAX || (n > 1 && stride <= 0))
+		return ERR_UNSUPPORTED;
+	/* Per pool: eden slots, tomb slots, allocated, freed, waiting; then the objspace's allocated, freed, waiting. */
+	const int64_t per[5] = { L->gc_pool_eden_slots, L->gc_pool_tomb_slots, L->gc_pool_allocated, L->gc_pool_freed,
+				 L->gc_pool_final };
+	const int64_t whole[3] = { L->gc_allocated, L->gc_freed, L->gc_final };
+	uint64_t v[GC_POOLS_MAX * 5 + 3];
+	struct mem_iov iov[GC_POOLS_MAX * 5 + 3];
+	int k = 0;
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < 5; j++)
+			if (per[j] >= 0)
+				iov[k++] = (struct mem_iov){ t->objspace + (uint64_t)(base + i * stride + per[j]), &v[i * 5 + j], 8 };
+	for (int j = 0; j < 3; j++)
+		if (whole[j] >= 0)
+			iov[k++] = (struct mem_iov){ t->objspace + (uint64_t)whole[j], &v[n * 5 + j], 8 };
+	for (int attempt = 0; attempt < 3; attempt++) {
+		memset(v, 0, sizeof(v));
+		int err = t->mem.readv(&t->mem, iov, k);
+		if (err)
+			return err;
+		uint64_t slots = 0, alloc = v[n * 5], freed = v[n * 5 + 1], final = v[n * 5 + 2];
+		for (int64_t i = 0; i < n; i++) {
+			slots += v[i * 5] + v[i * 5 + 1];
+			alloc += v[i * 5 + 2];
+			freed += v[i * 5 + 3];
+			final += v[i * 5 + 4];
+		}
+		if (alloc < freed || alloc - freed < final || slots < alloc - freed + final)
+			continue; /* counts from different moments */
+		out->live_slots = alloc - freed - final;
+		out->free_slots = slots - out->live_slots - final;
+		out->have_slots = 1;
+		return 0;
+	}
+	return ERR_TORN;
+}
+
+int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out)
+{
+	const struct ruby_layout *L = t->L;
+	memset(out, 0, sizeof(*out));
+	int err = read_main(t);
+	if (err)
+		return err;
+	if (!t->objspace || (L->gc_count < 0 && L->gc_pool_eden_slots < 0))
+		return ERR_UNSUPPORTED;
+	if (L->gc_count >= 0 && (err = gc_counters(t, out)))
+		return err;
+	err = gc_heap_slots(t, out);
+	return out->have_count ? 0 : err; /* the counts stand without the slots */
 }
 
 /* Where the thread list head and the GVL owner are: in the VM (2.7) or the main ractor (3.x). */

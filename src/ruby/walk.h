@@ -67,9 +67,10 @@ enum gc_phase { GC_NONE, GC_RUNNING, GC_MARKING, GC_SWEEPING, GC_COMPACTING };
 
 /* The GC's own counters, as GC.stat gives them; each only where the layout knows where it is (have_*). */
 struct ruby_gc_counts {
-	int have_count, have_time;
-	uint64_t count, major; /* GC.count and GC.stat(:major_gc_count) */
-	uint64_t time_ns;      /* GC.stat(:time) in ns: what the VM measured collecting (Ruby 3.1+) */
+	int have_count, have_time, have_slots;
+	uint64_t count, major;          /* GC.count and GC.stat(:major_gc_count) */
+	uint64_t time_ns;               /* GC.stat(:time) in ns: what the VM measured collecting (Ruby 3.1+) */
+	uint64_t live_slots, free_slots; /* GC.stat(:heap_live_slots) and (:heap_free_slots) */
 };
 /* Read them from the target's rb_objspace: 0, or a negative code (ERR_UNSUPPORTED: none known for this Ruby). */
 int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out);

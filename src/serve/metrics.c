@@ -36,18 +36,20 @@ static void proc_labels(struct buf *b, const struct fleet_target *e)
 /* The metric names of the states, in enum profile_state order. */
 static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", "blocked", "idle", "gc" };
 
+enum gc_unit { GC_COUNT, GC_NS, GC_SLOTS };
+
 /*
- * The GC's own counters, read from each process's VM now (GC.count, major
- * collections, GC.stat(:time)): exact, where its layout knows them.
+ * One GC series: each process whose layout has it. A count, nanoseconds
+ * shown as seconds (counters), or a number of heap slots now (a gauge).
  */
-/* One GC series: each process whose layout has it (a count, or with ns set, nanoseconds shown as seconds). */
 static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc_counts *gc, const char *name,
-		      const char *help, size_t field, int ns)
+		      const char *help, size_t field, enum gc_unit unit)
 {
-	head(b, name, "counter", help);
+	const int ns = unit == GC_NS;
+	head(b, name, unit == GC_SLOTS ? "gauge" : "counter", help);
 	for (int i = 0; i < f->n; i++) {
 		uint64_t v;
-		if (!(ns ? gc[i].have_time : gc[i].have_count))
+		if (!(unit == GC_NS ? gc[i].have_time : unit == GC_SLOTS ? gc[i].have_slots : gc[i].have_count))
 			continue;
 		memcpy(&v, (const char *)&gc[i] + field, sizeof(v));
 		buf_addf(b, "%s{", name);
@@ -59,6 +61,11 @@ static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc
 	}
 }
 
+/*
+ * The GC's own counters and its heap's slots, read from each process's VM
+ * now (GC.count, major collections, GC.stat(:time), heap_live_slots and
+ * heap_free_slots): exact, where its layout knows them.
+ */
 static void gc_counters(struct buf *b, const struct fleet *f)
 {
 	struct ruby_gc_counts *gc = calloc((size_t)f->n + 1, sizeof(*gc));
@@ -69,13 +76,19 @@ static void gc_counters(struct buf *b, const struct fleet *f)
 			memset(&gc[i], 0, sizeof(gc[i]));
 	gc_series(b, f, gc, "rbscope_ruby_gc_count_total",
 		  "Garbage collections since the process started (GC.count), read from the VM.",
-		  offsetof(struct ruby_gc_counts, count), 0);
+		  offsetof(struct ruby_gc_counts, count), GC_COUNT);
 	gc_series(b, f, gc, "rbscope_ruby_gc_major_count_total",
 		  "Major (full) garbage collections since the process started, read from the VM.",
-		  offsetof(struct ruby_gc_counts, major), 0);
+		  offsetof(struct ruby_gc_counts, major), GC_COUNT);
 	gc_series(b, f, gc, "rbscope_ruby_gc_measured_seconds_total",
 		  "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).",
-		  offsetof(struct ruby_gc_counts, time_ns), 1);
+		  offsetof(struct ruby_gc_counts, time_ns), GC_NS);
+	gc_series(b, f, gc, "rbscope_ruby_heap_live_slots",
+		  "Object slots in use on the Ruby heap (GC.stat(:heap_live_slots)), read from the VM.",
+		  offsetof(struct ruby_gc_counts, live_slots), GC_SLOTS);
+	gc_series(b, f, gc, "rbscope_ruby_heap_free_slots",
+		  "Object slots free on the Ruby heap (GC.stat(:heap_free_slots)), read from the VM.",
+		  offsetof(struct ruby_gc_counts, free_slots), GC_SLOTS);
 	free(gc);
 }
 

@@ -187,12 +187,15 @@ if [ -n "$ready" ]; then
 	curl -s "http://127.0.0.1:$port_prom/api/v1/query" --data-urlencode "query=rbscope_ruby_threads{pid=\"$pid31\",state=\"gvl_wait\"}" >"$work/prom/q1.json"
 	curl -s "http://127.0.0.1:$port_prom/api/v1/query" --data-urlencode "query=rate(rbscope_ruby_thread_samples_total{pid=\"$pid31\",state=\"gvl_wait\"}[3s])" >"$work/prom/q2.json"
 	curl -s "http://127.0.0.1:$port_prom/api/v1/query" --data-urlencode "query=rbscope_ruby_gc_seconds_total" >"$work/prom/q3.json"
+	curl -s "http://127.0.0.1:$port_prom/api/v1/query" --data-urlencode "query=rbscope_ruby_heap_live_slots{pid=\"$pid31\"} + rbscope_ruby_heap_free_slots{pid=\"$pid31\"}" >"$work/prom/q4.json"
 	curl -s "http://127.0.0.1:$port_prom/api/v1/targets" | grep -o '"lastError":"[^"]*"' >"$work/prom/error"
 	check "serve: Prometheus scraped the thread-state series ($(head -c 200 "$work/prom/q1.json") $(cat "$work/prom/error"))" \
 		grep -q '"state":"gvl_wait"' "$work/prom/q1.json"
 	check "serve: Prometheus: rate() of GVL-wait samples is positive (two threads share the GVL)" \
 		grep -Eq '"value":\[[0-9.]+,"[1-9]' "$work/prom/q2.json"
 	check "serve: Prometheus scraped the GC series" grep -q "\"pid\":\"$pid31\"" "$work/prom/q3.json"
+	check "serve: Prometheus scraped the heap's live and free slots ($(head -c 200 "$work/prom/q4.json"))" \
+		grep -Eq '"value":\[[0-9.]+,"[1-9][0-9]*"' "$work/prom/q4.json"
 else
 	not_ok "serve: Prometheus did not start ($(tail -n 2 "$work/prom/log"))"
 fi
@@ -307,8 +310,8 @@ wait $serve1 2>/dev/null
 stop_ruby "$pid31"
 [ -n "$pid33" ] && stop_ruby "$pid33"
 
-# The GC's own counters read from each VM: what the process itself says GC.count, major_gc_count and
-# GC.stat(:time) are, on every Ruby whose table knows rb_objspace's counters.
+# The GC's own counters read from each VM: what the process itself says GC.count, major_gc_count,
+# GC.stat(:time) and its heap's live and free slots are, on every Ruby whose table knows rb_objspace's counters.
 gcpids="" port_gc=$((base + 5))
 for ver in 3.1 3.3 3.4 2.7; do
 	if start_ruby "$ver" "$top/tests/integration/ruby/gccount.rb"; then
@@ -338,6 +341,15 @@ if [ -n "$gcpids" ]; then
 			check "serve: ruby $ver: GC time read from its VM (${ms:-none} ms) is its GC.stat(:time) ($3 ms)" \
 				test "${ms:-x}" = "$3"
 		fi
+		# The heap's slots as its own GC.stat saw them last, asked for after the scrape. Going to sleep after
+		# that GC.stat, the process still allocates a few objects (2-4 here: GC.stat's own, sleep's): live
+		# may be that many more, taken from the free slots, their sum the same.
+		live=$(metric rbscope_ruby_heap_live_slots) free=$(metric rbscope_ruby_heap_free_slots)
+		kill -USR1 "$p"
+		for _ in $(seq 40); do grep -q '^slots ' "$work/ruby-$ver.out" && break; sleep 0.05; done
+		set -- $(sed -n 's/^slots //p' "$work/ruby-$ver.out")
+		check "serve: ruby $ver: heap slots live and free read from its VM (${live:-none}, ${free:-none}) are its GC.stat's (${1:-none}, ${2:-none}) but for at most 8 allocated since" \
+			sh -c "test $((${live:-0} + ${free:-0})) = $((${1:-1} + ${2:-1})) && test ${live:-0} -ge ${1:-1} && test ${live:-0} -le $((${1:-1} + 8))"
 	done
 	kill $serve_gc
 	wait $serve_gc 2>/dev/null

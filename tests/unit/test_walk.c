@@ -48,6 +48,8 @@ static void test_random_memory(void **state)
 			t.th_read_len = 512;
 			int err = ruby_sample_take(&t, s, 0);
 			assert_true(err <= 0);
+			struct ruby_gc_counts gc;
+			assert_true(ruby_gc_counts(&t, &gc) <= 0);
 			assert_true(s->nthreads >= 0 && s->nthreads <= WALK_MAX_THREADS);
 			assert_true(s->nframes_total <= WALK_MAX_TOTAL);
 			for (int i = 0; i < s->nthreads; i++)
@@ -59,10 +61,82 @@ static void test_random_memory(void **state)
 	free(m);
 }
 
+static void put(unsigned char *m, uint64_t addr, uint64_t v)
+{
+	memcpy(m + (addr - BASE), &v, 8);
+}
+
+/*
+ * The heap's slots of a made-up VM, laid out as each Ruby's table says:
+ * counted per size pool (3.3, 3.4) or in rb_objspace itself (2.7, 3.1), as
+ * GC.stat counts them; and counts read at different moments are not slots.
+ */
+static void test_gc_heap_slots(void **state)
+{
+	(void)state;
+	const char *versions[] = { "2.7.4", "3.1.2", "3.3.8", "3.4.5" };
+	unsigned char *m = calloc(1, SIZE);
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		const struct ruby_layout *L = ruby_layout_find(versions[v], NULL);
+		assert_non_null(L);
+		assert_true(L->gc_pool_eden_slots >= 0);
+		memset(m, 0, SIZE);
+		uint64_t vm = BASE + 0x1000, os = BASE + 0x10000;
+		put(m, vm + (uint64_t)L->vm_main_thread, BASE + 0x2000);
+		if (L->vm_main_ractor >= 0)
+			put(m, vm + (uint64_t)L->vm_main_ractor, BASE + 0x3000);
+		put(m, vm + (uint64_t)L->vm_objspace, os);
+		int64_t n = L->gc_pool_count >= 0 ? L->gc_pool_count : 1;
+		int64_t base = L->gc_pools >= 0 ? L->gc_pools : 0, stride = L->gc_pool_size >= 0 ? L->gc_pool_size : 0;
+		uint64_t alloc = 0, freed = 0, final = 0, slots = 0;
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t p = os + (uint64_t)(base + i * stride), k = (uint64_t)i + 1;
+			put(m, p + (uint64_t)L->gc_pool_eden_slots, 1000 * k), slots += 1000 * k;
+			if (L->gc_pool_tomb_slots >= 0)
+				put(m, p + (uint64_t)L->gc_pool_tomb_slots, 100 * k), slots += 100 * k;
+			if (L->gc_pool_allocated >= 0)
+				put(m, p + (uint64_t)L->gc_pool_allocated, 5000 * k), alloc += 5000 * k;
+			if (L->gc_pool_freed >= 0)
+				put(m, p + (uint64_t)L->gc_pool_freed, 4500 * k), freed += 4500 * k;
+			if (L->gc_pool_final >= 0)
+				put(m, p + (uint64_t)L->gc_pool_final, 3 * k), final += 3 * k;
+		}
+		if (L->gc_allocated >= 0)
+			put(m, os + (uint64_t)L->gc_allocated, 5000), alloc += 5000;
+		if (L->gc_freed >= 0)
+			put(m, os + (uint64_t)L->gc_freed, 4500), freed += 4500;
+		if (L->gc_final >= 0)
+			put(m, os + (uint64_t)L->gc_final, 3), final += 3;
+		if (L->gc_count >= 0)
+			put(m, os + (uint64_t)L->gc_count, 42);
+		struct ruby_target t;
+		memset(&t, 0, sizeof(t));
+		mem_open_buffer(&t.mem, BASE, m, SIZE);
+		t.L = L;
+		t.vm = vm;
+		struct ruby_gc_counts gc;
+		assert_int_equal(ruby_gc_counts(&t, &gc), 0);
+		assert_true(gc.have_slots);
+		assert_int_equal(gc.count, 42);
+		assert_int_equal(gc.live_slots, alloc - freed - final);
+		assert_int_equal(gc.free_slots, slots - (alloc - freed - final) - final);
+		/* more freed than allocated: counts of two moments; the counters stand, the slots do not */
+		if (L->gc_freed >= 0)
+			put(m, os + (uint64_t)L->gc_freed, 1000000);
+		else
+			put(m, os + (uint64_t)(base + L->gc_pool_freed), 1000000);
+		assert_int_equal(ruby_gc_counts(&t, &gc), 0);
+		assert_false(gc.have_slots);
+		assert_true(gc.have_count);
+	}
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_memory),
+		cmocka_unit_test(test_gc_heap_slots),
 	};
 	return cmocka_run_group_tests_name("walk", tests, NULL, NULL);
 }
