@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../builtin.h"
+#include "../lib/buf.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../output/output.h"
@@ -26,6 +27,7 @@ struct window {
 	struct profile halves[2];
 	struct sampler samplers[2];
 	int cur;
+	struct ruby_gc_counts gc; /* the VM's GC counts at the last table (gc.have_count: read then) */
 };
 
 struct view {
@@ -70,6 +72,38 @@ static void line(int cols, const char *fmt, ...)
 	fputc('\n', stdout);
 }
 
+/*
+ * The VM's own GC counts and heap slots, read now (as serve's /metrics):
+ * collections since the last table, and since the process started.
+ */
+static void gc_line(struct window *w, struct ruby_target *t, int cols)
+{
+	struct ruby_gc_counts gc;
+	if (ruby_gc_counts(t, &gc) || (!gc.have_count && !gc.have_slots)) {
+		line(cols, "gc: not known for this Ruby");
+		return;
+	}
+	struct buf b;
+	buf_init(&b, 512);
+	buf_adds(&b, "gc: ");
+	if (gc.have_count) {
+		buf_addf(&b, "%llu collections (%llu major)", (unsigned long long)gc.count, (unsigned long long)gc.major);
+		if (gc.have_time)
+			buf_addf(&b, ", %.3f s measured in GC", (double)gc.time_ns / 1e9);
+		if (w->gc.have_count && gc.count >= w->gc.count) {
+			buf_addf(&b, "; since the last refresh: %llu", (unsigned long long)(gc.count - w->gc.count));
+			if (gc.have_time && gc.time_ns >= w->gc.time_ns)
+				buf_addf(&b, ", %.1f ms", (double)(gc.time_ns - w->gc.time_ns) / 1e6);
+		}
+	}
+	if (gc.have_slots)
+		buf_addf(&b, "%sheap slots: %llu live, %llu free", gc.have_count ? "; " : "",
+			 (unsigned long long)gc.live_slots, (unsigned long long)gc.free_slots);
+	line(cols, "%.*s", (int)b.len, b.data ? b.data : "");
+	buf_free(&b);
+	w->gc = gc;
+}
+
 static const char *const mode_samples[] = { "all samples", "on-CPU samples", "GVL-wait samples" };
 
 static int write_table(struct window *w, struct ruby_target *t, const struct view *v, int pid, double window)
@@ -87,8 +121,8 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 		return err;
 	}
 	summary_sort(rows, n, v->by_total);
-	/* Header (4 lines) and the rows that fit below it, keeping the last line free. */
-	long show = v->rows >= 0 ? v->rows : v->tty ? term_lines() - 5 : (long)n;
+	/* Header (5 lines) and the rows that fit below it, keeping the last line free. */
+	long show = v->rows >= 0 ? v->rows : v->tty ? term_lines() - 6 : (long)n;
 	if (show < 1)
 		show = 1;
 	if (v->tty)
@@ -104,6 +138,7 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	char states[160];
 	output_states_line(&merged, states, sizeof(states));
 	line(cols, "%s", states);
+	gc_line(w, t, cols);
 	if (v->tty)
 		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->mode == SAMPLER_CPU ? "all samples" : "on-CPU only");
 	line(cols, "%8s %8s %10s %10s  %s", "% self", "% total", "self", "total", "function");

@@ -39,33 +39,46 @@ static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", 
 enum gc_unit { GC_COUNT, GC_NS, GC_SLOTS };
 
 /*
- * One GC series: each process whose layout has it. A count, nanoseconds
- * shown as seconds (counters), or a number of heap slots now (a gauge).
+ * The GC's own counters and its heap's slots, read from each process's VM
+ * now: exact, where its layout knows them. Counts, nanoseconds shown as
+ * seconds (counters), or a number of heap slots now (gauges).
  */
-static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc_counts *gc, const char *name,
-		      const char *help, size_t field, enum gc_unit unit)
+static const struct gc_metric {
+	const char *name, *help;
+	size_t field;
+	enum gc_unit unit;
+} gc_metrics[] = {
+	{ "rbscope_ruby_gc_count_total", "Garbage collections since the process started (GC.count), read from the VM.",
+	  offsetof(struct ruby_gc_counts, count), GC_COUNT },
+	{ "rbscope_ruby_gc_major_count_total", "Major (full) garbage collections since the process started, read from the VM.",
+	  offsetof(struct ruby_gc_counts, major), GC_COUNT },
+	{ "rbscope_ruby_gc_measured_seconds_total",
+	  "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).",
+	  offsetof(struct ruby_gc_counts, time_ns), GC_NS },
+	{ "rbscope_ruby_heap_live_slots", "Object slots in use on the Ruby heap (GC.stat(:heap_live_slots)), read from the VM.",
+	  offsetof(struct ruby_gc_counts, live_slots), GC_SLOTS },
+	{ "rbscope_ruby_heap_free_slots", "Object slots free on the Ruby heap (GC.stat(:heap_free_slots)), read from the VM.",
+	  offsetof(struct ruby_gc_counts, free_slots), GC_SLOTS },
+};
+
+/* One GC series: each process whose layout has it. */
+static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc_counts *gc, const struct gc_metric *m)
 {
-	const int ns = unit == GC_NS;
-	head(b, name, unit == GC_SLOTS ? "gauge" : "counter", help);
+	head(b, m->name, m->unit == GC_SLOTS ? "gauge" : "counter", m->help);
 	for (int i = 0; i < f->n; i++) {
 		uint64_t v;
-		if (!(unit == GC_NS ? gc[i].have_time : unit == GC_SLOTS ? gc[i].have_slots : gc[i].have_count))
+		if (!(m->unit == GC_NS ? gc[i].have_time : m->unit == GC_SLOTS ? gc[i].have_slots : gc[i].have_count))
 			continue;
-		memcpy(&v, (const char *)&gc[i] + field, sizeof(v));
-		buf_addf(b, "%s{", name);
+		memcpy(&v, (const char *)&gc[i] + m->field, sizeof(v));
+		buf_addf(b, "%s{", m->name);
 		proc_labels(b, f->v[i]);
-		if (ns)
+		if (m->unit == GC_NS)
 			buf_addf(b, "} %llu.%09llu\n", (unsigned long long)(v / 1000000000u), (unsigned long long)(v % 1000000000u));
 		else
 			buf_addf(b, "} %llu\n", (unsigned long long)v);
 	}
 }
 
-/*
- * The GC's own counters and its heap's slots, read from each process's VM
- * now (GC.count, major collections, GC.stat(:time), heap_live_slots and
- * heap_free_slots): exact, where its layout knows them.
- */
 static void gc_counters(struct buf *b, const struct fleet *f)
 {
 	struct ruby_gc_counts *gc = calloc((size_t)f->n + 1, sizeof(*gc));
@@ -74,21 +87,8 @@ static void gc_counters(struct buf *b, const struct fleet *f)
 	for (int i = 0; i < f->n; i++)
 		if (f->v[i]->state != FLEET_LIVE || ruby_gc_counts(&f->v[i]->t, &gc[i]))
 			memset(&gc[i], 0, sizeof(gc[i]));
-	gc_series(b, f, gc, "rbscope_ruby_gc_count_total",
-		  "Garbage collections since the process started (GC.count), read from the VM.",
-		  offsetof(struct ruby_gc_counts, count), GC_COUNT);
-	gc_series(b, f, gc, "rbscope_ruby_gc_major_count_total",
-		  "Major (full) garbage collections since the process started, read from the VM.",
-		  offsetof(struct ruby_gc_counts, major), GC_COUNT);
-	gc_series(b, f, gc, "rbscope_ruby_gc_measured_seconds_total",
-		  "Time the VM measured collecting garbage since the process started (GC.stat(:time); Ruby 3.1 and later).",
-		  offsetof(struct ruby_gc_counts, time_ns), GC_NS);
-	gc_series(b, f, gc, "rbscope_ruby_heap_live_slots",
-		  "Object slots in use on the Ruby heap (GC.stat(:heap_live_slots)), read from the VM.",
-		  offsetof(struct ruby_gc_counts, live_slots), GC_SLOTS);
-	gc_series(b, f, gc, "rbscope_ruby_heap_free_slots",
-		  "Object slots free on the Ruby heap (GC.stat(:heap_free_slots)), read from the VM.",
-		  offsetof(struct ruby_gc_counts, free_slots), GC_SLOTS);
+	for (size_t k = 0; k < sizeof(gc_metrics) / sizeof(gc_metrics[0]); k++)
+		gc_series(b, f, gc, &gc_metrics[k]);
 	free(gc);
 }
 

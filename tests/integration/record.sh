@@ -118,15 +118,16 @@ if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 	# 80 columns: narrower than its longest rows (labels with their paths), which must be cut, not wrapped
 	tmux -S "$sock" new-session -d -s top -x 80 -y 15 "$RBSCOPE top -p $pid -i 0.3"
 	# (a live view: its first refreshes may rank on a handful of samples; wait for the picture to settle)
-	screen_until "$work/top1.txt" "sed -n 5p '$work/top1.txt' | grep -q 'Kernel#sleep'"
-	check "top in a 15x80 terminal: the header first, the threads' states, then the busiest rows, long rows cut, nothing past the screen ($(sed -n 2p "$work/top1.txt" | tr -s ' '); $(sed -n 5p "$work/top1.txt" | tr -s ' '))" \
+	screen_until "$work/top1.txt" "sed -n 6p '$work/top1.txt' | grep -q 'Kernel#sleep'"
+	check "top in a 15x80 terminal: the header first, the threads' states, the VM's GC, then the busiest rows, long rows cut, nothing past the screen ($(sed -n 2p "$work/top1.txt" | tr -s ' '); $(sed -n 6p "$work/top1.txt" | tr -s ' '))" \
 		sh -c "head -n 1 '$work/top1.txt' | grep -q '^rbscope top - pid $pid - by self - all samples' &&
 			sed -n 2p '$work/top1.txt' | grep -Eq '^states: running [0-9.]+%, GVL wait [0-9.]+%, blocked [0-9.]+%, idle [1-9][0-9.]*%' &&
-			sed -n 5p '$work/top1.txt' | grep -q 'Kernel#sleep' && test \$(grep -Ec '^ *[0-9.]+% ' '$work/top1.txt') -le 10"
+			sed -n 3p '$work/top1.txt' | grep -Eq '^gc: [0-9]+ collections' &&
+			sed -n 6p '$work/top1.txt' | grep -q 'Kernel#sleep' && test \$(grep -Ec '^ *[0-9.]+% ' '$work/top1.txt') -le 9"
 	tmux -S "$sock" send-keys -t top t
-	screen_until "$work/top2.txt" "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' && sed -n 5p '$work/top2.txt' | grep -q 'block in <main>'"
-	check "top: key t sorts by total ($(sed -n 5p "$work/top2.txt" | tr -s ' '))" sh -c "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' &&
-		sed -n 5p '$work/top2.txt' | grep -q '71\.43%.*block in <main>'"
+	screen_until "$work/top2.txt" "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' && sed -n 6p '$work/top2.txt' | grep -q 'block in <main>'"
+	check "top: key t sorts by total ($(sed -n 6p "$work/top2.txt" | tr -s ' '))" sh -c "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' &&
+		sed -n 6p '$work/top2.txt' | grep -q '71\.43%.*block in <main>'"
 	tmux -S "$sock" send-keys -t top c
 	screen_until "$work/top3.txt" "head -n 1 '$work/top3.txt' | grep -q 'on-CPU samples' && grep -q 'Deep\.spin' '$work/top3.txt'"
 	check "top: key c keeps on-CPU samples only (the spinning thread, no sleeping one)" \

@@ -53,6 +53,8 @@ for ver in 3.1 3.3 2.7 3.4; do
 	"$RBSCOPE" top -p "$pid" -i 0.5 -n 2 >"$work/top.txt" 2>&1
 	check "ruby $ver: top (not a tty) prints tables" test "$(grep -c '^rbscope top' "$work/top.txt")" = 2
 	check "ruby $ver: top shows the hot function" grep -q 'Deep\.spin' "$work/top.txt"
+	check "ruby $ver: top shows the VM's GC counts and heap slots ($(grep -m1 '^gc:' "$work/top.txt"))" \
+		grep -Eq '^gc: [0-9]+ collections \([0-9]+ major\).*; heap slots: [1-9][0-9]* live, [0-9]+ free$' "$work/top.txt"
 	stop_ruby "$pid"
 done
 
