@@ -22,20 +22,29 @@ struct type_cache {
 	int n;
 };
 
-/* Strip typedefs and qualifiers down to the struct or union (0) or fail (-1). */
-static int peel(Dwarf_Die *die)
+/* Strip typedefs and qualifiers off a type (0), or fail (-1). */
+static int strip(Dwarf_Die *die)
 {
 	for (int guard = 0; guard < 16; guard++) {
 		int tag = dwarf_tag(die);
-		if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type)
-			return dwarf_hasattr(die, DW_AT_declaration) ? -1 : 0;
 		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type)
-			return -1;
+			return 0;
 		Dwarf_Attribute a;
 		if (!dwarf_attr(die, DW_AT_type, &a) || !dwarf_formref_die(&a, die))
 			return -1;
 	}
 	return -1;
+}
+
+/* Strip typedefs and qualifiers down to the struct or union (0) or fail (-1). */
+static int peel(Dwarf_Die *die)
+{
+	if (strip(die))
+		return -1;
+	int tag = dwarf_tag(die);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+		return -1;
+	return dwarf_hasattr(die, DW_AT_declaration) ? -1 : 0;
 }
 
 /* Does die name the type "struct X", "union X" or typedef "X"? */
@@ -160,12 +169,8 @@ static int resolve(Dwarf_Die type, const char *path, int what, int64_t *value)
 		Dwarf_Attribute a;
 		Dwarf_Die arr, elem;
 		Dwarf_Word whole, one;
-		if (!dwarf_attr(&m, DW_AT_type, &a) || !dwarf_formref_die(&a, &arr))
+		if (!dwarf_attr(&m, DW_AT_type, &a) || !dwarf_formref_die(&a, &arr) || strip(&arr))
 			return -1;
-		while (dwarf_tag(&arr) == DW_TAG_typedef || dwarf_tag(&arr) == DW_TAG_const_type ||
-		       dwarf_tag(&arr) == DW_TAG_volatile_type)
-			if (!dwarf_attr(&arr, DW_AT_type, &a) || !dwarf_formref_die(&a, &arr))
-				return -1;
 		if (dwarf_tag(&arr) != DW_TAG_array_type || !dwarf_attr(&arr, DW_AT_type, &a) ||
 		    !dwarf_formref_die(&a, &elem) || dwarf_aggregate_size(&arr, &whole) ||
 		    dwarf_aggregate_size(&elem, &one) || !one)
