@@ -20,6 +20,7 @@
 #define ROTATE_NS 3600000000000ULL  /* ...or after an hour, so threads and stacks long gone do not pile up */
 #define RECHECK_NS 30000000000ULL   /* --all: a process that did not look like Ruby is looked at again after 30 s */
 #define UNLIKELY_RESET 20           /* and that memory starts afresh every 20 such periods (pids are reused) */
+#define QUIET_READS 3               /* reads with every thread parked in unmoved calls before a process is read every other tick */
 
 static struct profile *new_profile(uint32_t rate_hz)
 {
@@ -224,8 +225,8 @@ static int failure_of(int err)
 	     : err == -EFAULT || err == -ESRCH || err == -EPERM || err == -EIO ? FLEET_FAIL_READ : FLEET_FAIL_OTHER;
 }
 
-/* Count what sample [from, to) of cur, e's, says of e's threads. */
-static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64_t to)
+/* Count what sample [from, to) of cur, e's, says of e's threads, for ticks ticks (the read and those it stands for). */
+static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64_t to, uint64_t ticks)
 {
 	const struct profile *p = f->cur;
 	uint32_t now[PROFILE_STATES] = { 0 };
@@ -234,7 +235,7 @@ static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64
 		const struct profile_sample *s = &p->samples[i];
 		int state = profile_stack_state(p, s->stack);
 		now[state]++;
-		e->state_samples[state]++;
+		e->state_samples[state] += ticks;
 		gc |= state == PROFILE_STATE_GC;
 		uint64_t *owner = map_get(&f->tid_owner, (uint32_t)s->tid);
 		if (owner)
@@ -243,19 +244,47 @@ static void tally(struct fleet *f, struct fleet_target *e, uint64_t from, uint64
 			map_put(&f->tid_owner, (uint32_t)s->tid, (uintptr_t)e);
 	}
 	memcpy(e->threads_now, now, sizeof(now));
-	e->ticks++;
-	e->ticks_in_gc += gc;
+	e->ticks += ticks;
+	e->ticks_in_gc += gc ? ticks : 0;
 	e->gcs_seen += gc && !e->in_gc;
 	e->in_gc = gc;
 }
 
+/* Did the last read find every thread of the process parked (blocked or idle) in the very calls of the read before? */
+static int all_parked(const struct ruby_sample *s)
+{
+	if (!s->nthreads || s->gc || s->torn || s->salvaged || s->unchanged != (uint32_t)s->nthreads)
+		return 0;
+	for (int i = 0; i < s->nthreads; i++)
+		if (s->threads[i].state != THREAD_BLOCKED && s->threads[i].state != THREAD_SLEEPING)
+			return 0;
+	return 1;
+}
+
+/*
+ * Sample every live target. A process whose threads have all been parked in
+ * the same calls for its last QUIET_READS reads (an idle worker, a job queue
+ * with nothing to do) is read every other tick: most of serve's cost is the
+ * kernel finding the pages of a read, and such a read finds what the one
+ * before found. The read after the tick left out counts for both (its
+ * samples twice, at its time), so every process's samples stay one per
+ * thread per tick, and the first read that sees a thread move or run brings
+ * the process back to every tick.
+ */
 void fleet_tick(struct fleet *f, uint64_t now)
 {
 	for (int i = 0; i < f->n; i++) {
 		struct fleet_target *e = f->v[i];
 		if (e->state != FLEET_LIVE)
 			continue;
-		uint64_t before = f->cur->nsamples, unchanged = e->s.unchanged;
+		if (e->quiet >= QUIET_READS && !e->left_out) {
+			e->left_out = 1;
+			f->left_out++;
+			continue;
+		}
+		uint64_t before = f->cur->nsamples, unchanged = e->s.unchanged, torn = e->s.torn;
+		uint64_t ticks = 1 + (uint64_t)e->left_out;
+		e->left_out = 0;
 		int err = sampler_tick(&e->s, now);
 		f->unchanged += e->s.unchanged - unchanged;
 		if (err == ERR_GONE) {
@@ -264,7 +293,15 @@ void fleet_tick(struct fleet *f, uint64_t now)
 		}
 		if (err)
 			e->failures[failure_of(err)]++;
-		tally(f, e, before, f->cur->nsamples);
+		e->quiet = !err && e->s.torn == torn && all_parked(e->s.sample) ? e->quiet + 1 : 0;
+		uint64_t after = f->cur->nsamples;
+		for (uint64_t k = 1; k < ticks; k++)
+			for (uint64_t j = before; j < after; j++) {
+				const struct profile_sample s = f->cur->samples[j];
+				if (profile_add(f->cur, s.stack, s.t_ns, s.tid))
+					break;
+			}
+		tally(f, e, before, after, ticks);
 	}
 }
 

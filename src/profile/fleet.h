@@ -31,6 +31,8 @@ struct fleet_target {
 	uint64_t state_samples[PROFILE_STATES]; /* thread samples by state (enum profile_state) */
 	uint32_t threads_now[PROFILE_STATES];   /* its threads in each state at the last tick */
 	uint64_t failures[FLEET_FAILURES];
+	int quiet;                   /* reads in a row that found every thread parked in the calls of the read before */
+	int left_out;                /* the last tick left it out (quiet): its next read counts for that tick too */
 };
 
 /*
@@ -54,6 +56,7 @@ struct fleet {
 	struct map unlikely;  /* --all: pid -> when to look again at a process that did not look like Ruby */
 	uint64_t next_scan, scans, attached, dropped;
 	uint64_t unchanged; /* thread stacks that read as at the sample before (walk.h), in all processes */
+	uint64_t left_out;  /* process reads left out, all its threads parked in unmoved calls (fleet_tick) */
 	uint32_t rate_hz;
 };
 
@@ -61,7 +64,7 @@ int fleet_init(struct fleet *f, uint32_t rate_hz);
 void fleet_free(struct fleet *f);
 /* Look for new targets and notice exited ones (rate-limited: at most every 2 s unless force). */
 void fleet_scan(struct fleet *f, uint64_t now, int force);
-/* Sample every live target at now (monotonic ns). */
+/* Sample every live target at now (monotonic ns); a process whose threads all stay parked, every other tick. */
 void fleet_tick(struct fleet *f, uint64_t now);
 /*
  * Samples before keep_from are no longer wanted (no request spans them):

@@ -109,6 +109,9 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	head(b, "rbscope_stacks_unchanged_total", "counter",
 	     "Thread stacks that read as at the sample before, to the byte: named from it, in a short read.");
 	buf_addf(b, "rbscope_stacks_unchanged_total %llu\n", (unsigned long long)f->unchanged);
+	head(b, "rbscope_reads_left_out_total", "counter",
+	     "Process reads left out, every other tick, while all its threads stay parked in the same calls: the next read counts twice.");
+	buf_addf(b, "rbscope_reads_left_out_total %llu\n", (unsigned long long)f->left_out);
 	head(b, "rbscope_sample_failures_total", "counter",
 	     "Process samples that failed: torn (memory changed under the read), read (unreadable), other.");
 	static const char *const reason[FLEET_FAILURES] = { "torn", "read", "other" };

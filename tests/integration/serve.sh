@@ -382,3 +382,40 @@ if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
 else
 	not_ok "serve: cannot start periodic.rb on ruby 3.1"
 fi
+
+# A process whose threads stay parked is read every other tick, each read counting for both: its shares must
+# stay the truth. idle-cycle.rb works 300 ms, then sleeps 300 ms in rest_a and 300 ms in rest_b; serve's wall
+# profile (at 50 Hz: each parked stretch spans 15 ticks, past the 3 quiet reads) against `record --blocking`
+# over the same 12 s.
+port_q=$((base + 7))
+if start_ruby 3.1 "$top/tests/integration/ruby/idle-cycle.rb"; then
+	idle=$pid
+	"$RBSCOPE" serve -p "$idle" -l "127.0.0.1:$port_q" -r 50 2>"$work/serve-q.err" &
+	serve_q=$!
+	pids="$pids $serve_q"
+	serve_wait "$port_q"
+	curl -s -o "$work/q.pb.gz" --max-time 30 "http://127.0.0.1:$port_q/debug/pprof/wall?seconds=12" &
+	fetch=$!
+	"$RBSCOPE" record -p "$idle" --blocking -r 100 -d 12 -f summary -o "$work/q-blocking.txt" 2>/dev/null
+	wait $fetch
+	curl -s "http://127.0.0.1:$port_q/metrics" >"$work/q-metrics.txt"
+	left=$(awk '$1 == "rbscope_reads_left_out_total" { print $2 }' "$work/q-metrics.txt")
+	ticks=$(awk '$1 == "rbscope_ticks_total" { print $2 }' "$work/q-metrics.txt")
+	samples=$(awk '$1 == "rbscope_samples_total" { print $2 }' "$work/q-metrics.txt")
+	check "serve: a process parked for stretches is read every other tick then (${left:-none} reads left out of ${ticks:-none} ticks)" \
+		sh -c "[ -n '$left' ] && [ '$left' -ge $((ticks / 8)) ] && [ '$left' -le $((ticks / 2)) ]"
+	check "serve: ... and still counts a sample a tick (${samples:-none} samples in ${ticks:-none} ticks, the last read may be owed)" \
+		sh -c "[ -n '$samples' ] && [ '$samples' -ge $((ticks - 1)) ] && [ '$samples' -le '$ticks' ]"
+	go tool pprof -top -cum -nodecount=100 "$work/q.pb.gz" >"$work/q-top.txt" 2>/dev/null
+	for m in work rest_a rest_b; do
+		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/q-top.txt")
+		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/q-blocking.txt")
+		check "serve: its wall profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
+			sh -c "[ -n '$s' ] && [ -n '$b' ] && [ \$(( $s - $b )) -le 5 ] && [ \$(( $b - $s )) -le 5 ]"
+	done
+	kill $serve_q
+	wait $serve_q 2>/dev/null
+	stop_ruby "$idle"
+else
+	not_ok "serve: cannot start idle-cycle.rb on ruby 3.1"
+fi
