@@ -174,7 +174,7 @@ prometheus --config.file="$work/prom/prometheus.yml" --storage.tsdb.path="$work/
 prom=$!
 pids="$pids $prom"
 ready=
-for _ in $(seq 100); do
+for _ in $(seq 300); do # up to 60 s: a loaded machine (make asan) starts it slowly
 	curl -s "http://127.0.0.1:$port_prom/-/ready" | grep -qi ready && ready=1 && break
 	sleep 0.2
 done
