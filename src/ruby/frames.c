@@ -68,9 +68,10 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 {
 	/*
 	 * Keyed by entry and fallback: the same entry may be named with or without
-	 * an iseq label. A name without its class may be a passing failure (a read
-	 * racing a class being named): it is tried again a few times before it is
-	 * kept. The value holds the name, the tries in bits 32-39, and bit 63 when final.
+	 * an iseq label. No name, or a name without its class, may be a passing
+	 * failure (a read racing the entry or its class being set up, or the
+	 * symbol table growing): it is tried again a few times before it is kept.
+	 * The value holds the name, the tries in bits 32-39, and bit 63 when final.
 	 */
 	uint64_t key = me ^ ((uint64_t)fallback << 48);
 	uint64_t *hit = map_get(&t->mes, key);
@@ -79,7 +80,7 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
 	uint32_t sid = method_name_uncached(t, me, fallback);
 	const char *n = strtab_get(&t->strs, sid);
-	int final = !sid || strchr(n, '#') || strchr(n, '.');
+	int final = sid && (strchr(n, '#') || strchr(n, '.'));
 	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);
 	return sid;
 }
