@@ -6,12 +6,14 @@ compare=$top/tests/integration/ruby/compare-backtraces.rb
 if ! command -v gcore >/dev/null; then
 	skipped "cores: gdb's gcore is missing"
 fi
-for ver in 3.1 3.3 2.7 3.4; do
+# "static": a statically linked Ruby 3.1 (scripts/static-ruby), its VM in the executable.
+for ver in 3.1 3.3 2.7 3.4 static; do
 	if ! start_ruby "$ver" "$bt_script"; then
 		skipped "cores: ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
 		continue
 	fi
-	root=$("$top/scripts/ruby-chroot" "$ver")
+	root=/
+	[ "$ver" = static ] || root=$("$top/scripts/ruby-chroot" "$ver")
 	sysroot=()
 	[ "$root" = / ] || sysroot=(--sysroot "$root")
 	want="${root%/}/tmp/rbscope-backtraces-$pid.json"
@@ -25,7 +27,7 @@ for ver in 3.1 3.3 2.7 3.4; do
 	allow=()
 	[ "$ver" = 3.4 ] && allow=(fiber)
 	modes="default"
-	[ "$ver" = 3.1 ] || [ "$ver" = 3.3 ] && modes="default -a"
+	[ "$ver" = 3.1 ] || [ "$ver" = 3.3 ] || [ "$ver" = static ] && modes="default -a"
 	for mode in $modes; do
 		flag=()
 		[ "$mode" = -a ] && flag=(-a)

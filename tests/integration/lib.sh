@@ -10,12 +10,22 @@ check() { # check NAME COMMAND...: pass when the command succeeds
 }
 
 # start_ruby VERSION SCRIPT [ARGS...]: start SCRIPT under that Ruby, wait for its "ready" line; sets $pid and
-# $script_path.
+# $script_path. VERSION "static" is a statically linked 3.1 (scripts/static-ruby), or $static_ruby if set.
 start_ruby() {
 	local ver=$1 script=$2 root
 	shift 2
-	root=$("$top/scripts/ruby-chroot" "$ver" 2>"$work/chroot.err") || return 1
 	local out="$work/ruby-$ver.out"
+	if [ "$ver" = static ]; then
+		local rb=${static_ruby:-}
+		[ -n "$rb" ] || rb=$("$top/scripts/static-ruby" 2>"$work/chroot.err") || return 1
+		script_path=$script
+		"$rb" "$script" "$@" >"$out" 2>&1 &
+		pid=$!
+		pids="$pids $pid"
+		await_ready "$out" $pid
+		return
+	fi
+	root=$("$top/scripts/ruby-chroot" "$ver" 2>"$work/chroot.err") || return 1
 	if [ "$root" = / ]; then
 		script_path=$script
 		ruby "$script" "$@" >"$out" 2>&1 &

@@ -1,15 +1,28 @@
 # spy.sh: the Spy on our own workloads: snapshot, record, top and report on every Ruby, names under churn,
 # reused iseqs, --subprocesses, --blocking, layouts from DWARF, bad input, unknown and newer Rubies.
 # Sourced by run (SUITE=spy).
-for ver in 3.1 3.3 2.7 3.4; do
-	if ! start_ruby "$ver" "$workload"; then
+# "static": a statically linked Ruby 3.1 (scripts/static-ruby: miniruby, with its DWARF), then the same
+# executable without its DWARF (the layout from the table, names from .symtab) and stripped of all but .dynsym.
+static_ruby=
+for ver in 3.1 3.3 2.7 3.4 static static-nodebug static-stripped; do
+	rv=$ver
+	case $ver in
+	static-*)
+		[ -n "$static_ruby" ] || continue
+		static_ruby=$work/$ver/miniruby
+		mkdir -p "$work/$ver"
+		strip $([ $ver = static-nodebug ] && echo --strip-debug || echo --strip-all) -o "$static_ruby" "$("$top/scripts/static-ruby")" ;;
+	esac
+	case $ver in static*) rv=3.1 ;; esac
+	if ! start_ruby "${ver%%-*}" "$workload"; then
 		skipped "ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
 		continue
 	fi
+	[ "$ver" = static ] && static_ruby=$("$top/scripts/static-ruby")
 	snap="$work/snap-$ver.txt"
 	"$RBSCOPE" snapshot -p "$pid" >"$snap" 2>"$work/snap.err"
 	check "ruby $ver: snapshot exits 0" test $? = 0
-	check "ruby $ver: snapshot names the version" grep -q "ruby $ver" "$snap"
+	check "ruby $ver: snapshot names the version" grep -q "ruby $rv" "$snap"
 	check "ruby $ver: all 7 threads" test "$(grep -c '^Thread ' "$snap")" = 7
 	for name in sleeper reader queue dynamic ghost fiber; do
 		check "ruby $ver: thread '$name' named" grep -q "^Thread [0-9]* \"$name\" tid=[1-9]" "$snap"
@@ -21,10 +34,10 @@ for ver in 3.1 3.3 2.7 3.4; do
 	check "ruby $ver: define_method frame (Dyn#dynamic)" grep -q 'Dyn#dynamic' "$snap"
 	check "ruby $ver: method_missing frame" grep -q 'Dyn#method_missing' "$snap"
 	check "ruby $ver: Queue#pop" grep -q 'Queue#pop' "$snap"
-	check "ruby $ver: IO#read in the reader" grep -A1 '"reader"' "$snap" | grep -q 'IO#read'
+	check "ruby $ver: IO#read in the reader" sh -c "grep -A1 '\"reader\"' '$snap' | grep -q 'IO#read'"
 	check "ruby $ver: reader blocked or sleeping, not running" grep -Eq '"reader" tid=[0-9]* (blocked|sleeping)' "$snap"
 	l=$(line_of 'name = "sleeper"; sleep' "$workload")
-	check "ruby $ver: exact line of the sleeper (line $l)" grep -A2 '"sleeper"' "$snap" | grep -q "workload.rb:$l)"
+	check "ruby $ver: exact line of the sleeper (line $l)" sh -c "grep -A2 '\"sleeper\"' '$snap' | grep -q 'workload.rb:$l)'"
 	l=$(line_of 'return Deep.spin if n == 0' "$workload")
 	check "ruby $ver: exact line of the deepest recurse (line $l)" grep -q "Deep#recurse (.*workload.rb:$l)" "$snap"
 	"$RBSCOPE" snapshot -p "$pid" --json >"$work/snap.json"
@@ -57,6 +70,7 @@ for ver in 3.1 3.3 2.7 3.4; do
 		grep -Eq '^gc: [0-9]+ collections \([0-9]+ major\).*; heap slots: [1-9][0-9]* live, [0-9]+ free$' "$work/top.txt"
 	stop_ruby "$pid"
 done
+static_ruby=
 
 # Names under churn: methods returning and calling at the same depth between two reads.
 for ver in 3.1 3.3 3.4; do

@@ -58,7 +58,7 @@ for ver in 3.1 3.3 3.4; do
 	check "usdt: ruby $ver: readelf -n: three stapsdt notes of provider rbtest" \
 		test "$(grep -c 'Provider: rbtest$' "$work/notes")" = 3
 	check "usdt: ruby $ver: readelf -n: req's arguments are int64 and a string pointer" \
-		grep -A2 'Name: req$' "$work/notes" | grep -q 'Arguments: -8@%rdi 8@%rsi$'
+		sh -c "grep -A2 'Name: req\$' '$work/notes' | grep -q 'Arguments: -8@%rdi 8@%rsi\$'"
 	check "usdt: ruby $ver: readelf -n: every probe has a semaphore" \
 		sh -c "! grep -q 'Semaphore: 0x0*$' '$work/notes' && grep -q 'Semaphore: 0x0*[1-9a-f]' '$work/notes'"
 	check "usdt: ruby $ver: a shared object that does not ask for an executable stack" \

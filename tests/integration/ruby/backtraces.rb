@@ -1,7 +1,22 @@
 # backtraces.rb: threads parked at known places; their own Thread#backtrace_locations, written as JSON to
 # /tmp/rbscope-backtraces-PID.json, are what `rbscope snapshot` must agree with frame by frame
 # (tests/integration/cores.sh).
-require "json"
+begin
+  require "json"
+rescue LoadError
+  # A Ruby without extensions (the static miniruby of the tests): names and paths here are plain ASCII.
+  module JSON
+    def self.generate(o)
+      case o
+      when Hash then "{" + o.map { |k, v| "#{generate(k)}:#{generate(v)}" }.join(",") + "}"
+      when Array then "[" + o.map { |v| generate(v) }.join(",") + "]"
+      when String then "\"" + o.gsub(/["\\]/) { |c| "\\" + c } + "\""
+      when nil then "null"
+      else o.to_s
+      end
+    end
+  end
+end
 
 def nap
   sleep
