@@ -59,7 +59,7 @@ else
 		w1=${workers%% *}
 		PPROF_TMPDIR=$work HOME=$work go tool pprof -raw -seconds 3 "http://127.0.0.1:$sport/debug/pprof/profile?pid=$w1" \
 			>"$work/apps-serve.txt" 2>"$work/apps-go.err"
-		check "apps: serve --all: a Puma worker's CPU profile (go tool pprof) has the route, GET /json, and its labels ($(awk '/^Samples:/ {on = 1} /^Locations/ {on = 0} on && /^ +[0-9]+ +[0-9]+:/ {n += $1} END {print n + 0}' "$work/apps-serve.txt") samples)" \
+		check "apps: serve --all: a Puma worker's CPU profile (go tool pprof) has the route, GET /json, and its labels ($(awk '/^Samples:/ {on = 1} /^Locations/ {on = 0} on && /^ +[0-9]+ +[0-9]+:/ {n += $1} END {print n + 0}' "$work/apps-serve.txt") samples, $(grep -c 'Sinatra::' "$work/apps-serve.txt") Sinatra locations)" \
 			sh -c "grep -q 'GET /json' '$work/apps-serve.txt' && grep -q 'pid:\[$w1\]' '$work/apps-serve.txt' && grep -q 'process command:\[puma: cluster worker' '$work/apps-serve.txt'"
 		n=$(curl -s "http://127.0.0.1:$sport/metrics" | grep '^rbscope_ruby_info{' | grep -c 'command="puma')
 		check "apps: serve --all: the master and both workers in /metrics ($n)" test "$n" = 3
