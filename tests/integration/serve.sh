@@ -356,49 +356,47 @@ if [ -n "$gcpids" ]; then
 	for vp in $gcpids; do stop_ruby "${vp#*:}"; done
 fi
 
-# Truth: serve's CPU profile against the exact reference, `record --blocking` (every thread stopped for each
-# read), over the same 10 s of periodic.rb (6, 3 and 1 ms of three methods in turn: 60/30/10%), read by Go's pprof.
-port_x=$((base + 6))
-if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
-	per=$pid
-	"$RBSCOPE" serve -p "$per" -l "127.0.0.1:$port_x" -r 200 2>"$work/serve-x.err" &
-	serve_x=$!
-	pids="$pids $serve_x"
-	serve_wait "$port_x"
-	curl -s -o "$work/x.pb.gz" --max-time 30 "http://127.0.0.1:$port_x/debug/pprof/profile?seconds=10" &
+# serve_against_blocking TAG PORT RATE KIND SECONDS METHOD...: serve process $pid at RATE, fetch its KIND
+# profile (profile: CPU, or wall) of the next SECONDS while `record --blocking` (every thread stopped for each
+# read: the exact reference) reads the same seconds, and check each Object#METHOD's share within 5 pp of it.
+# serve's /metrics at the end is left in $work/TAG-metrics.txt.
+serve_against_blocking() {
+	local tag=$1 port=$2 rate=$3 kind=$4 secs=$5 sv fetch m s b what=CPU
+	shift 5
+	[ "$kind" = wall ] && what=wall
+	"$RBSCOPE" serve -p "$pid" -l "127.0.0.1:$port" -r "$rate" 2>"$work/$tag.err" &
+	sv=$!
+	pids="$pids $sv"
+	serve_wait "$port"
+	curl -s -o "$work/$tag.pb.gz" --max-time 30 "http://127.0.0.1:$port/debug/pprof/$kind?seconds=$secs" &
 	fetch=$!
-	"$RBSCOPE" record -p "$per" --blocking -r 200 -d 10 -f summary -o "$work/x-blocking.txt" 2>/dev/null
+	"$RBSCOPE" record -p "$pid" --blocking -r 200 -d "$secs" -f summary -o "$work/$tag-blocking.txt" 2>/dev/null
 	wait $fetch
-	go tool pprof -top -cum -nodecount=100 "$work/x.pb.gz" >"$work/x-top.txt" 2>/dev/null
-	for m in six three one; do
-		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/x-top.txt")
-		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/x-blocking.txt")
-		check "serve: its CPU profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
+	curl -s "http://127.0.0.1:$port/metrics" >"$work/$tag-metrics.txt"
+	kill $sv
+	wait $sv 2>/dev/null
+	go tool pprof -top -cum -nodecount=100 "$work/$tag.pb.gz" >"$work/$tag-top.txt" 2>/dev/null
+	for m in "$@"; do
+		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/$tag-top.txt")
+		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/$tag-blocking.txt")
+		check "serve: its $what profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
 			sh -c "[ -n '$s' ] && [ -n '$b' ] && [ \$(( $s - $b )) -le 5 ] && [ \$(( $b - $s )) -le 5 ]"
 	done
-	kill $serve_x
-	wait $serve_x 2>/dev/null
-	stop_ruby "$per"
+}
+
+# Truth: serve's CPU profile over 10 s of periodic.rb (6, 3 and 1 ms of three methods in turn: 60/30/10%).
+if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
+	serve_against_blocking x $((base + 6)) 200 profile 10 six three one
+	stop_ruby "$pid"
 else
 	not_ok "serve: cannot start periodic.rb on ruby 3.1"
 fi
 
 # A process whose threads stay parked is read every other tick, each read counting for both: its shares must
-# stay the truth. idle-cycle.rb works 300 ms, then sleeps 300 ms in rest_a and 300 ms in rest_b; serve's wall
-# profile (at 50 Hz: each parked stretch spans 15 ticks, past the 3 quiet reads) against `record --blocking`
-# over the same 12 s.
-port_q=$((base + 7))
+# stay the truth. idle-cycle.rb works 300 ms, then sleeps 300 ms in rest_a and 300 ms in rest_b: serve's wall
+# profile of 12 s at 50 Hz (each parked stretch spans 15 ticks, past the 3 quiet reads).
 if start_ruby 3.1 "$top/tests/integration/ruby/idle-cycle.rb"; then
-	idle=$pid
-	"$RBSCOPE" serve -p "$idle" -l "127.0.0.1:$port_q" -r 50 2>"$work/serve-q.err" &
-	serve_q=$!
-	pids="$pids $serve_q"
-	serve_wait "$port_q"
-	curl -s -o "$work/q.pb.gz" --max-time 30 "http://127.0.0.1:$port_q/debug/pprof/wall?seconds=12" &
-	fetch=$!
-	"$RBSCOPE" record -p "$idle" --blocking -r 100 -d 12 -f summary -o "$work/q-blocking.txt" 2>/dev/null
-	wait $fetch
-	curl -s "http://127.0.0.1:$port_q/metrics" >"$work/q-metrics.txt"
+	serve_against_blocking q $((base + 7)) 50 wall 12 work rest_a rest_b
 	left=$(awk '$1 == "rbscope_reads_left_out_total" { print $2 }' "$work/q-metrics.txt")
 	ticks=$(awk '$1 == "rbscope_ticks_total" { print $2 }' "$work/q-metrics.txt")
 	samples=$(awk '$1 == "rbscope_samples_total" { print $2 }' "$work/q-metrics.txt")
@@ -406,16 +404,7 @@ if start_ruby 3.1 "$top/tests/integration/ruby/idle-cycle.rb"; then
 		sh -c "[ -n '$left' ] && [ '$left' -ge $((ticks / 8)) ] && [ '$left' -le $((ticks / 2)) ]"
 	check "serve: ... and still counts a sample a tick (${samples:-none} samples in ${ticks:-none} ticks, the last read may be owed)" \
 		sh -c "[ -n '$samples' ] && [ '$samples' -ge $((ticks - 1)) ] && [ '$samples' -le '$ticks' ]"
-	go tool pprof -top -cum -nodecount=100 "$work/q.pb.gz" >"$work/q-top.txt" 2>/dev/null
-	for m in work rest_a rest_b; do
-		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/q-top.txt")
-		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/q-blocking.txt")
-		check "serve: its wall profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
-			sh -c "[ -n '$s' ] && [ -n '$b' ] && [ \$(( $s - $b )) -le 5 ] && [ \$(( $b - $s )) -le 5 ]"
-	done
-	kill $serve_q
-	wait $serve_q 2>/dev/null
-	stop_ruby "$idle"
+	stop_ruby "$pid"
 else
 	not_ok "serve: cannot start idle-cycle.rb on ruby 3.1"
 fi
