@@ -101,3 +101,51 @@ if command -v gcore >/dev/null; then
 	fi
 	stop_ruby $cpid
 fi
+
+# Cores the kernel writes (a Ruby killed by SIGABRT with `ulimit -c unlimited`, as a hung worker is killed
+# for a post-mortem): the same check against Thread#backtrace_locations, on the host's Ruby and on a
+# chroot's (--sysroot). Only where the kernel writes a plain file: a core_pattern that pipes to a program
+# (systemd-coredump: `coredumpctl dump -o FILE` gives the same file) or names a path is left alone.
+pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+[ "$(ulimit -H -c)" = unlimited ] || pattern="$pattern, with a hard core size limit of $(ulimit -H -c)"
+case $pattern in
+core)
+	# (soft limits only: a hard one lowered cannot be raised again without CAP_SYS_RESOURCE)
+	old_limit=$(ulimit -S -c) here=$PWD
+	for ver in 3.1 3.3; do
+		mkdir -p "$work/kcore"
+		cd "$work/kcore"
+		ulimit -S -c unlimited
+		started=
+		start_ruby "$ver" "$bt_script" && started=1
+		ulimit -S -c "$old_limit"
+		cd "$here"
+		if [ -z "$started" ]; then
+			skipped "cores: kernel core: ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
+			continue
+		fi
+		root=$("$top/scripts/ruby-chroot" "$ver")
+		sysroot=()
+		[ "$root" = / ] || sysroot=(--sysroot "$root")
+		# chroot(8) starts the Ruby in its new root's /
+		dir=$work/kcore
+		[ "$root" = / ] || dir=$root
+		want="${root%/}/tmp/rbscope-backtraces-$pid.json"
+		cp "$want" "$work/kcore-want.json"
+		rm -f "$dir/core" "$dir/core.$pid"
+		kill -ABRT "$pid"
+		wait "$pid" 2>/dev/null
+		core=$(ls "$dir/core.$pid" "$dir/core" 2>/dev/null | head -n 1)
+		if [ -z "$core" ]; then
+			not_ok "cores: kernel core: ruby $ver: SIGABRT with ulimit -c unlimited left no core in $dir"
+			continue
+		fi
+		"$RBSCOPE" snapshot --core "$core" "${sysroot[@]}" --json >"$work/bt-kcore.json" 2>"$work/e"
+		rc=$?
+		check "cores: kernel core: ruby $ver${sysroot:+ (a chrooted Ruby, --sysroot)}: snapshot --core agrees with Thread#backtrace_locations ($(ruby "$compare" "$work/kcore-want.json" "$work/bt-kcore.json" | tail -n 1)$(head -c 200 "$work/e"))" \
+			sh -c "test $rc = 0 && ruby '$compare' '$work/kcore-want.json' '$work/bt-kcore.json' >/dev/null"
+		rm -f "$core" "$want"
+	done
+	;;
+*) skipped "cores: kernel core: not checked here (core_pattern '$pattern')" ;;
+esac
