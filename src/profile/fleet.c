@@ -293,7 +293,8 @@ void fleet_tick(struct fleet *f, uint64_t now)
 		}
 		if (err)
 			e->failures[failure_of(err)]++;
-		e->quiet = !err && e->s.torn == torn && all_parked(e->s.sample) ? e->quiet + 1 : 0;
+		/* (held at QUIET_READS: a process parked for months must not overflow it) */
+		e->quiet = !err && e->s.torn == torn && all_parked(e->s.sample) ? (e->quiet < QUIET_READS ? e->quiet + 1 : QUIET_READS) : 0;
 		uint64_t after = f->cur->nsamples;
 		for (uint64_t k = 1; k < ticks; k++)
 			for (uint64_t j = before; j < after; j++) {

@@ -31,7 +31,7 @@ struct fleet_target {
 	uint64_t state_samples[PROFILE_STATES]; /* thread samples by state (enum profile_state) */
 	uint32_t threads_now[PROFILE_STATES];   /* its threads in each state at the last tick */
 	uint64_t failures[FLEET_FAILURES];
-	int quiet;                   /* reads in a row that found every thread parked in the calls of the read before */
+	int quiet;                   /* reads in a row (up to QUIET_READS) that found every thread parked in the calls of the read before */
 	int left_out;                /* the last tick left it out (quiet): its next read counts for that tick too */
 };
 
