@@ -232,7 +232,8 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		struct ruby_frame *f = &out[k];
 		memset(f, 0, sizeof(*f));
 		if (!known_magic(L, magic) || (magic == (uint64_t)L->frame_magic_cfunc && iseq)) {
-			*dropped += !trusted; /* not a frame's env (a C frame has no iseq): another frame's, or garbled */
+			++*dropped; /* not a frame's env (a C frame has no iseq): written over since, even in a read that
+				       looked consistent (ec->cfp back where it was after a return and new calls) */
 			continue;
 		}
 		if (magic == (uint64_t)L->frame_magic_cfunc) {

@@ -890,18 +890,24 @@ static int read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_
 				return ERR_TORN;
 			continue;
 		}
-		/*
-		 * No second try for a stack that moved: a read taken later would be a
-		 * sample of a later instant, and stacks that move under a read are
-		 * those in short calls, which retrying would leave out (their time went
-		 * to their callers). Only a read that missed the frames is repeated,
-		 * planned again around where the stack is now.
-		 */
+		/* A read that missed the frames is repeated, planned again around where the stack is now. */
 		if (!v.covered) {
 			r->retried += attempt < RETRIES;
 			continue;
 		}
-		return name_stack(t, c, w, &sr, &v, r);
+		/*
+		 * So is one that left frames out: the thread returned past them under
+		 * the read and their envs were written over (the frames read there
+		 * are calls that had ended). Kept, it would be a stack with holes, a
+		 * call path that never was; read again, it is the stack a few
+		 * microseconds later. The cost: reads taken again land in long calls
+		 * a little more often than in short ones (bench/run rubocop measures
+		 * it against --blocking). The last try is kept with its holes.
+		 */
+		err = name_stack(t, c, w, &sr, &v, r);
+		if (err || !r->salvaged || attempt >= RETRIES)
+			return err;
+		r->retried++;
 	}
 	return ERR_TORN;
 }

@@ -96,4 +96,8 @@ else
 	under=$(awk '/\(unknown/ { n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); for (i = 2; i <= k; i++) if (f[i] ~ /^\(unknown/) c[f[i - 1] " > " f[i]] += n }
 		END { for (x in c) print c[x], x }' "$work/rubocop.col" | sort -rn | head -n 3 | tr '\n' ';')
 	check "apps: rubocop: (unknown ...) frames in ${unknown}% of samples (<= 0.1%)${under:+: $under}" awk -v u="$unknown" 'BEGIN { exit !(u <= 0.1) }'
+	# stacks kept with frames left out after moving under the read (re-read up to twice first)
+	salv=$(awk '/ samples in / { s = $2 } / stacks salvaged/ { for (i = 1; i < NF; i++) if ($(i + 1) == "stacks" && $(i + 2) == "salvaged,") v = $i }
+		END { printf "%.2f", s ? 100 * v / s : 100 }' "$work/rubocop.err")
+	check "apps: rubocop: stacks salvaged in ${salv}% of samples (<= 5%)" awk -v u="$salv" 'BEGIN { exit !(u <= 5) }'
 fi
