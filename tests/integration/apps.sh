@@ -97,7 +97,7 @@ else
 		END { for (x in c) print c[x], x }' "$work/rubocop.col" | sort -rn | head -n 3 | tr '\n' ';')
 	check "apps: rubocop: (unknown ...) frames in ${unknown}% of samples (<= 0.1%)${under:+: $under}" awk -v u="$unknown" 'BEGIN { exit !(u <= 0.1) }'
 	# stacks kept with frames left out after moving under the read (re-read up to twice first)
-	salv=$(awk '/ samples in / { s = $2 } / stacks salvaged/ { for (i = 1; i < NF; i++) if ($(i + 1) == "stacks" && $(i + 2) == "salvaged,") v = $i }
+	salv=$(awk '/ samples in / { s = $2 } match($0, /[0-9]+ stacks salvaged,/) { v = substr($0, RSTART, RLENGTH) + 0 }
 		END { printf "%.2f", s ? 100 * v / s : 100 }' "$work/rubocop.err")
 	check "apps: rubocop: stacks salvaged in ${salv}% of samples (<= 5%)" awk -v u="$salv" 'BEGIN { exit !(u <= 5) }'
 fi
