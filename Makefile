@@ -7,13 +7,13 @@ CFLAGS ?= -O2 -g
 VERSION := $(shell sed -n 's/.*VERSION = "\(.*\)"/\1/p' lib/rbscope/version.rb)
 # Always on, whatever CFLAGS is given (make asan overrides CFLAGS on the command line).
 WARN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -DRBSCOPE_VERSION='"$(VERSION)"'
-LDLIBS = -ldw -lelf -lz -lm -pthread
+LDLIBS = -lbpf -ldw -lelf -lz -lm -pthread
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
 	src/profile/*.c src/output/*.c src/serve/*.c src/heap/*.c src/agent/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/ruby/capture_obj.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -68,6 +68,17 @@ $(BUILD)/boot_blob.h: src/agent/boot/boot.c src/agent/boot.h scripts/blob-header
 
 $(BUILD)/src/agent/inject.o: $(BUILD)/boot_blob.h
 $(BUILD)/src/agent/inject.o: CPPFLAGS += -I$(BUILD)
+
+# The BPF program that samples a thread on its own CPU (src/ruby/capture.c), compiled by clang and placed in the
+# binary as bytes (capture_obj.S). -g: libbpf reads its maps from the BTF.
+BPF_CC ?= clang
+$(BUILD)/capture.bpf.o: src/ruby/bpf/capture.bpf.c src/ruby/bpf/capture_rec.h
+	@mkdir -p $(BUILD)
+	$(BPF_CC) -O2 -g -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Wextra -c -o $@ $<
+
+$(BUILD)/src/ruby/capture_obj.o: src/ruby/capture_obj.S $(BUILD)/capture.bpf.o
+	@mkdir -p $(dir $@)
+	$(CC) -c -DCAPTURE_OBJ='"$(BUILD)/capture.bpf.o"' -o $@ $<
 
 $(BUILD)/syscall_names.h: scripts/syscall-names
 	@mkdir -p $(BUILD)

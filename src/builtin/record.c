@@ -24,7 +24,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native;
+	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf;
 	char **command;
 };
 
@@ -52,6 +52,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "blocking", &o->blocking,
 			 "stop the process's threads (ptrace) for each sample: every stack is exact,\n"
 			 "at a cost to the process; the default never stops it"),
+		OPT_FLAG(0, "no-bpf", &o->no_bpf,
+			 "read the thread holding the GVL from outside too; by default a BPF\n"
+			 "program samples it on its own CPU, where short calls are seen for as\n"
+			 "long as they run (it needs root, or CAP_BPF and CAP_PERFMON)"),
 		BUILTIN_OPT_MODE(&o->mode),
 		OPT_FLAG(0, "on-cpu", &o->on_cpu, "the same as --mode cpu"),
 		OPT_FLAG(0, "syscalls", &o->syscalls,
@@ -228,6 +232,8 @@ int cmd_record(int argc, char **argv)
 	ps.syscalls = o.syscalls;
 	ps.native = o.native;
 	ps.blocking = o.blocking;
+	/* (--native stops a thread on a CPU to unwind it: its Ruby frames are read as exactly) */
+	ps.capture_hz = o.no_bpf || o.blocking || o.native || o.mode == SAMPLER_GVL ? 0 : (int)o.rate;
 	ps.verbose = isatty(2);
 	ps.attach = &builtin_attach_opts;
 	err = err ?: procset_add(&ps, o.pid, &t);
@@ -276,6 +282,12 @@ int cmd_record(int argc, char **argv)
 		"%llu stacks unchanged since the sample before\n",
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors, (unsigned long long)sum.unchanged);
+	if (ps.captures)
+		fprintf(stderr, "rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu samples, %llu lost\n",
+			(unsigned long long)sum.captured, (unsigned long long)sum.capture_lost);
+	else if (ps.capture_hz)
+		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
+			ps.capture_why);
 	if (o.native)
 		fprintf(stderr,
 			"rbscope: --native stopped %llu running threads for their registers, %.1f us each on average; %llu "

@@ -31,7 +31,8 @@ struct window {
 };
 
 struct view {
-	int tty, by_total, mode, on_cpu, native; /* mode: enum sampler_mode */
+	int tty, by_total, mode, on_cpu, native, no_bpf; /* mode: enum sampler_mode */
+	int capture_hz; /* the GVL holder sampled on its own CPU (sampler_capture), 0: not */
 	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
 };
 
@@ -159,8 +160,12 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	return ferror(stdout) ? -(errno ?: EIO) : 0;
 }
 
-/* Start the window afresh (both halves), each sampler counting by mode. */
-static int reset_window(struct window *w, struct ruby_target *t, int mode, int native)
+/*
+ * Start the window afresh (both halves), each sampler counting by mode; the
+ * current one samples the GVL holder on its own CPU (unless --no-bpf or it
+ * cannot: then v->capture_hz drops to 0, and why is said once).
+ */
+static int reset_window(struct window *w, struct ruby_target *t, struct view *v)
 {
 	int err = 0;
 	for (int h = 0; h < 2 && !err; h++) {
@@ -168,8 +173,14 @@ static int reset_window(struct window *w, struct ruby_target *t, int mode, int n
 		profile_free(&w->halves[h]);
 		err = profile_init(&w->halves[h]);
 		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
-		w->samplers[h].mode = mode;
-		w->samplers[h].native = native;
+		w->samplers[h].mode = v->mode;
+		w->samplers[h].native = v->native;
+	}
+	char why[160];
+	if (!err && v->capture_hz && v->mode != SAMPLER_GVL &&
+	    sampler_capture(&w->samplers[w->cur], v->capture_hz, why, sizeof(why))) {
+		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n", why);
+		v->capture_hz = 0;
 	}
 	return err;
 }
@@ -194,6 +205,7 @@ int cmd_top(int argc, char **argv)
 		OPT_CHOICE(0, "sort", &v.by_total, "self|total", "order by self (default) or total", sorts),
 		BUILTIN_OPT_MODE(&v.mode),
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
+		OPT_FLAG(0, "no-bpf", &v.no_bpf, "read the thread holding the GVL from outside too, as record --no-bpf"),
 		OPT_FLAG(0, "native", &v.native,
 			 "count the native functions C methods call, as record --native does (a\n"
 			 "thread on a CPU is stopped while it is unwound)"),
@@ -201,7 +213,7 @@ int cmd_top(int argc, char **argv)
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl] [--native]",
+		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl] [--no-bpf] [--native]",
 		.about = "Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
 			 "and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
 			 "samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
@@ -226,7 +238,8 @@ int cmd_top(int argc, char **argv)
 	struct window w = { .cur = 0 };
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
-	int err = reset_window(&w, &t, v.mode, v.native);
+	v.capture_hz = v.no_bpf || v.native ? 0 : (int)rate; /* (as record: --native stops the thread it unwinds) */
+	int err = reset_window(&w, &t, &v);
 	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
 	while (!err && !builtin_stop && count != 0) {
@@ -239,6 +252,9 @@ int cmd_top(int argc, char **argv)
 				count--;
 		}
 		if (now >= next_half) {
+			/* the task clocks go on into the new half */
+			struct ruby_capture *cap = w.samplers[w.cur].capture;
+			w.samplers[w.cur].capture = NULL;
 			w.cur ^= 1;
 			profile_free(&w.halves[w.cur]);
 			sampler_free(&w.samplers[w.cur]);
@@ -246,6 +262,7 @@ int cmd_top(int argc, char **argv)
 			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
 			w.samplers[w.cur].mode = v.mode;
 			w.samplers[w.cur].native = v.native;
+			w.samplers[w.cur].capture = cap;
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
 		next += step;
@@ -264,7 +281,7 @@ int cmd_top(int argc, char **argv)
 				v.by_total = key == 't';
 			} else if (key == 'c') {
 				v.mode = v.mode == SAMPLER_CPU ? SAMPLER_WALL : SAMPLER_CPU;
-				err = reset_window(&w, &t, v.mode, v.native); /* what the window held was counted the other way */
+				err = reset_window(&w, &t, &v); /* what the window held was counted the other way */
 			} else {
 				redraw = 0;
 			}

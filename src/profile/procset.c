@@ -54,6 +54,13 @@ static int start(struct procset *ps, struct proc_entry *e)
 	e->s.mode = ps->mode;
 	e->s.syscalls = ps->syscalls;
 	e->s.native = ps->native;
+	if (ps->capture_hz && !ps->blocking) {
+		char why[sizeof(ps->capture_why)];
+		if (!sampler_capture(&e->s, ps->capture_hz, why, sizeof(why)))
+			ps->captures++;
+		else if (!ps->capture_why[0])
+			snprintf(ps->capture_why, sizeof(ps->capture_why), "%s", why);
+	}
 	if (ps->follow) {
 		char cmd[256] = "", name[320];
 		task_cmdline(e->pid, cmd, sizeof(cmd));
@@ -149,6 +156,12 @@ void procset_totals(const struct procset *ps, struct sampler *sum)
 		sum->torn += s->torn;
 		sum->empty += s->empty;
 		sum->salvaged += s->salvaged;
+		sum->captured += s->captured;
+		if (s->capture) {
+			struct ruby_capture_stats st;
+			ruby_capture_stats(s->capture, &st);
+			sum->capture_lost += st.lost;
+		}
 		sum->unchanged += s->unchanged;
 		sum->native_stops += s->native_stops;
 		sum->native_moved += s->native_moved;

@@ -34,6 +34,9 @@ struct procset {
 	int follow, threads_root, verbose;
 	int mode, syscalls, native; /* as struct sampler's */
 	int blocking; /* stop each process's threads around its sample (ptrace) */
+	int capture_hz; /* sample each process's GVL holder on its own CPU at this rate (sampler_capture); 0: no */
+	char capture_why[160]; /* why a process could not be: the first reason */
+	int captures;   /* processes that are */
 	uint64_t next_discover;
 	uint64_t followed; /* descendants attached */
 	struct profile *profile;

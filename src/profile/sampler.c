@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
 
@@ -36,6 +37,7 @@ void sampler_free(struct sampler *s)
 	map_free(&s->frame_cache);
 	map_free(&s->threads_seen);
 	map_free(&s->state_frames);
+	ruby_capture_close(s->capture);
 }
 
 static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
@@ -133,8 +135,87 @@ static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
 	return 1;
 }
 
+/* Add th's stack to the profile as a sample at t_ns. */
+static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t t_ns)
+{
+	int err;
+	if (!th->nframes) {
+		s->empty++;
+		return 0;
+	}
+	uint32_t n = 0;
+	if (s->process_frame >= 0)
+		s->stack_buf[n++] = (uint32_t)s->process_frame;
+	if (s->threads_root) {
+		int64_t id = thread_frame(s, th);
+		if (id < 0)
+			return (int)id;
+		s->stack_buf[n++] = (uint32_t)id;
+	}
+	for (int j = th->nframes - 1; j >= 0; j--) { /* root first */
+		int64_t id = profile_frame_of(s, &th->frames[j]);
+		if (id < 0)
+			return (int)id;
+		s->stack_buf[n++] = (uint32_t)id;
+	}
+	int64_t state;
+	if ((err = state_frame(s, th, &state)))
+		return err;
+	if (state >= 0)
+		s->stack_buf[n++] = (uint32_t)state;
+	/* The profile's thread table changes only when a thread appears or is (re)named. */
+	uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
+	if (!(seen = map_get(&s->threads_seen, (uint32_t)th->tid)) || *seen != named) {
+		const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+		if ((err = profile_thread(s->profile, th->tid, tn)) ||
+		    (err = map_put(&s->threads_seen, (uint32_t)th->tid, named)))
+			return err;
+	}
+	int64_t st = profile_stack(s->profile, s->stack_buf, n);
+	if (st < 0)
+		return (int)st;
+	if ((err = profile_add(s->profile, (uint32_t)st, t_ns, th->tid)))
+		return err;
+	s->samples++;
+	return 0;
+}
+
+int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
+{
+	if (s->mode == SAMPLER_GVL) {
+		snprintf(why, whylen, "--mode gvl counts threads that wait, read from outside");
+		return ERR_UNSUPPORTED;
+	}
+	return ruby_capture_open(s->target, hz, &s->capture, why, whylen);
+}
+
+struct drain {
+	struct sampler *s;
+	uint64_t base, now; /* CLOCK_MONOTONIC at the recording's start, and the tick's time in it */
+};
+
+static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t t_mono)
+{
+	struct drain *d = arg;
+	uint64_t t = t_mono > d->base ? t_mono - d->base : 0;
+	if (t < d->s->last_t)
+		t = d->s->last_t; /* samples of two CPUs, handed on a little out of order */
+	if (t > d->now)
+		t = d->now;
+	d->s->last_t = t;
+	d->s->captured++;
+	return add_thread(d->s, th, t);
+}
+
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
+	if (s->capture) {
+		/* What the GVL holder did since the last tick, taken on its own CPU: first, as it came first. */
+		struct drain d = { s, clock_now_ns() - t_ns, t_ns };
+		int err = ruby_capture_drain(s->capture, add_captured, &d);
+		if (err)
+			return err;
+	}
 	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_KSTATE : 0) | (s->syscalls ? WALK_SYSCALL : 0) |
 			 (s->native ? WALK_NATIVE : 0);
 	int err = ruby_sample_take(s->target, s->sample, flags);
@@ -157,46 +238,15 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
-		if (!counted(s, th))
+		/* The GVL holder's time is the captures' (each period of its CPU time); the others' stacks
+		   stand still, and are read from outside at each tick. */
+		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th))
 			continue;
-		if (!th->nframes) {
-			s->empty++;
-			continue;
-		}
-		uint32_t n = 0;
-		if (s->process_frame >= 0)
-			s->stack_buf[n++] = (uint32_t)s->process_frame;
-		if (s->threads_root) {
-			int64_t id = thread_frame(s, th);
-			if (id < 0)
-				return (int)id;
-			s->stack_buf[n++] = (uint32_t)id;
-		}
-		for (int j = th->nframes - 1; j >= 0; j--) { /* root first */
-			int64_t id = profile_frame_of(s, &th->frames[j]);
-			if (id < 0)
-				return (int)id;
-			s->stack_buf[n++] = (uint32_t)id;
-		}
-		int64_t state;
-		if ((err = state_frame(s, th, &state)))
+		if (counted(s, th) && (err = add_thread(s, th, t_ns)))
 			return err;
-		if (state >= 0)
-			s->stack_buf[n++] = (uint32_t)state;
-		/* The profile's thread table changes only when a thread appears or is (re)named. */
-		uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
-		if (!(seen = map_get(&s->threads_seen, (uint32_t)th->tid)) || *seen != named) {
-			const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
-			if ((err = profile_thread(s->profile, th->tid, tn)) ||
-			    (err = map_put(&s->threads_seen, (uint32_t)th->tid, named)))
-				return err;
-		}
-		int64_t st = profile_stack(s->profile, s->stack_buf, n);
-		if (st < 0)
-			return (int)st;
-		if ((err = profile_add(s->profile, (uint32_t)st, t_ns, th->tid)))
-			return err;
-		s->samples++;
 	}
-	return 0;
+	if (t_ns > s->last_t)
+		s->last_t = t_ns;
+	/* A task clock for each thread that appeared, none for those gone. */
+	return s->capture ? ruby_capture_follow(s->capture, s->sample) : 0;
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "../ruby/capture.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
 #include "profile.h"
@@ -30,10 +31,20 @@ struct sampler {
 	uint64_t unchanged; /* thread stacks that read as at the last sample (walk.h) */
 	uint64_t native_stops, native_stop_ns; /* --native: threads stopped for their registers, and for how long */
 	uint64_t native_moved; /* --native: thread stacks left without native frames (moved on during the unwind) */
+	struct ruby_capture *capture; /* sampler_capture: the GVL holder sampled on its own CPU, or NULL */
+	uint64_t captured;     /* samples from it */
+	uint64_t capture_lost; /* (procset_totals) samples it could not hand on: its ring was full */
+	uint64_t last_t;       /* the latest sample time added */
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
 void sampler_free(struct sampler *s);
+/*
+ * Sample the thread holding the GVL on its own CPU, hz times a second of its
+ * CPU time (capture.h), the others at each tick: 0, or a negative code with
+ * why set to one line (sampling goes on from outside).
+ */
+int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen);
 /* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */
 int sampler_tick(struct sampler *s, uint64_t t_ns);
 

@@ -1006,6 +1006,30 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	ts->nframes += k;
 }
 
+static const char *const gc_names[] = { "", "(garbage collection)", "(garbage collection: marking)",
+					  "(garbage collection: sweeping)", "(garbage collection: compacting)" };
+
+int ruby_capture_addrs(struct ruby_target *t, uint64_t *owner, uint64_t *gc)
+{
+	struct list_area a;
+	int err = read_main(t);
+	err = err ?: list_area(t, &a);
+	if (err)
+		return err == -EFAULT ? ERR_TORN : err;
+	*owner = a.base + (uint64_t)a.ooff;
+	*gc = t->objspace && t->L->gc_during_byte >= 0 && t->L->gc_mode_byte >= 0 ? t->objspace + (uint64_t)gc_word(t->L) : 0;
+	return 0;
+}
+
+int ruby_gc_frame(struct ruby_target *t, uint32_t gcw, struct ruby_frame *f)
+{
+	int phase = gc_phase(t->L, gcw);
+	if (phase == GC_NONE)
+		return 0;
+	*f = (struct ruby_frame){ ruby_intern(t, gc_names[phase]), 0, 0, FRAME_GC };
+	return 1;
+}
+
 /* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
 static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
 			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
@@ -1053,10 +1077,8 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->unreadable = r->unreadable;
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
 		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */
-		static const char *const names[] = { "", "(garbage collection)", "(garbage collection: marking)",
-						     "(garbage collection: sweeping)", "(garbage collection: compacting)" };
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
-		ts->frames[0] = (struct ruby_frame){ ruby_intern(t, names[s->gc]), 0, 0, FRAME_GC };
+		ts->frames[0] = (struct ruby_frame){ ruby_intern(t, gc_names[s->gc]), 0, 0, FRAME_GC };
 		ts->nframes++;
 	}
 	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core)

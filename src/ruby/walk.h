@@ -75,6 +75,14 @@ struct ruby_gc_counts {
 /* Read them from the target's rb_objspace: 0, or a negative code (ERR_UNSUPPORTED: none known for this Ruby). */
 int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out);
 
+/*
+ * For sampling a thread on its own CPU (capture.c): where the GVL owner's
+ * word is, and the GC's state word (0: unknown). 0, or a negative code.
+ */
+int ruby_capture_addrs(struct ruby_target *t, uint64_t *owner, uint64_t *gc);
+/* The GC's frame for the state word gcw read from there: 1 with *f set while it collects, else 0. */
+int ruby_gc_frame(struct ruby_target *t, uint32_t gcw, struct ruby_frame *f);
+
 enum {
 	WALK_KSTATE = 1,  /* read each thread's kernel state */
 	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */

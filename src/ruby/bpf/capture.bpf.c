@@ -1,0 +1,151 @@
+/*
+ * capture.bpf.c: a Ruby thread's stack, read on its own CPU when its task
+ * clock goes off (a perf event per thread), while it holds the GVL.
+ *
+ * Read from another CPU, the frame a short call pushes is visible for less
+ * time than the call runs (the stores that open it reach other CPUs later
+ * than the one that closes it): leaf calls lose samples to their callers.
+ * Here the thread is interrupted, and sees its own stores.
+ */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "capture_rec.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct capture_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CAPTURE_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* A sample as it is put together: the record, and the control frames read in one go. */
+struct scratch {
+	struct capture_rec rec;
+	unsigned char cfps[(CAPTURE_MAX_FRAMES + 1) * CAPTURE_CFP_MAX]; /* (a frame's worth over: each is copied whole) */
+};
+
+/* One per CPU (capture.c sizes it): more than a per-CPU map's value may hold. A CPU runs one sample at a time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static void count(__u32 what)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &what);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __u64 word(__u64 addr)
+{
+	__u64 v = 0;
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+struct frame_ctx {
+	__u64 csz, ep_off;
+};
+
+/* Frame i: its control frame from the scratch, its env words from the thread's memory. */
+static long take_frame(__u32 i, void *arg)
+{
+	const struct frame_ctx *fc = arg;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	/* i, bounded where the verifier sees it (the compiler would drop a plain mask after the test) */
+	__u64 k = i;
+	asm volatile("%0 &= %1" : "+r"(k) : "i"(CAPTURE_MAX_FRAMES - 1));
+	if (!s || k != i)
+		return 1;
+	__u64 off = k * fc->csz;
+	if (off > sizeof(s->cfps) - CAPTURE_CFP_MAX || fc->ep_off > CAPTURE_CFP_MAX - 8)
+		return 1;
+	struct capture_frame *f = &s->rec.frames[k];
+	__builtin_memcpy(f->cfp, s->cfps + off, CAPTURE_CFP_MAX);
+	__u64 ep;
+	__builtin_memcpy(&ep, s->cfps + off + fc->ep_off, 8);
+	if (ep <= 16 || (ep & 7) || bpf_probe_read_user(f->eps, sizeof(f->eps), (const void *)(ep - 16))) {
+		f->eps[0] = 0;
+		f->eps[1] = 0;
+		f->eps[2] = 0;
+	}
+	return 0;
+}
+
+SEC("perf_event")
+int capture(void *ctx)
+{
+	__u64 t_ns = bpf_ktime_get_ns(), th = bpf_get_attach_cookie(ctx), e[4] = { 0 };
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	struct capture_config *c = bpf_map_lookup_elem(&config, &zero);
+	struct scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	count(CAPTURE_FIRED);
+	if (!c || !s || !th)
+		return 0;
+	if (word(c->owner) != th) {
+		count(CAPTURE_NOT_OWNER);
+		return 0;
+	}
+	__u64 ec = word(th + c->th_ec);
+	if (!ec || bpf_probe_read_user(e, 24, (const void *)ec)) {
+		count(CAPTURE_BAD);
+		return 0;
+	}
+	__u64 cfp = e[(c->ec_cfp / 8) & 3], stack = e[(c->ec_stack / 8) & 3], size = e[(c->ec_stack_size / 8) & 3];
+	__u64 csz = c->cfp_size, end = stack + size * 8;
+	if (!csz || csz > CAPTURE_CFP_MAX || c->cfp_ep > csz - 8 || cfp < stack || cfp >= end || (end - cfp) % csz) {
+		count(CAPTURE_BAD);
+		return 0;
+	}
+	__u64 total = (end - cfp) / csz, n = total < CAPTURE_MAX_FRAMES ? total : CAPTURE_MAX_FRAMES;
+	__u64 bytes = n * csz;
+	if (bytes > CAPTURE_MAX_FRAMES * CAPTURE_CFP_MAX)
+		bytes = CAPTURE_MAX_FRAMES * CAPTURE_CFP_MAX;
+	if (bpf_probe_read_user(s->cfps, (__u32)bytes, (const void *)cfp)) {
+		count(CAPTURE_BAD);
+		return 0;
+	}
+	struct frame_ctx fc = { csz, c->cfp_ep };
+	bpf_loop((__u32)n, take_frame, &fc, 0);
+	struct capture_rec *r = &s->rec;
+	r->t_ns = t_ns;
+	r->th = th;
+	r->ec = ec;
+	r->cfp = cfp;
+	r->n = (__u32)n;
+	r->total = (__u32)total;
+	r->gcw = 0;
+	r->pad = 0;
+	if (c->gc) {
+		__u32 w = 0;
+		if (!bpf_probe_read_user(&w, sizeof(w), (const void *)c->gc))
+			r->gcw = w;
+	}
+	__u64 len = sizeof(*r) - sizeof(r->frames) + n * sizeof(r->frames[0]);
+	if (len > sizeof(*r))
+		len = sizeof(*r);
+	if (bpf_ringbuf_output(&events, r, len, 0))
+		count(CAPTURE_LOST);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * capture_rec.h: what the in-context sampler (bpf/capture.bpf.c) is told and
+ * what it hands back, shared by the BPF program and capture.c.
+ */
+#ifndef RBSCOPE_CAPTURE_REC_H
+#define RBSCOPE_CAPTURE_REC_H
+
+#ifdef __bpf__
+#include <linux/types.h>
+typedef __u64 capture_u64;
+typedef __u32 capture_u32;
+#else
+#include <stdint.h>
+typedef uint64_t capture_u64;
+typedef uint32_t capture_u32;
+#endif
+
+#define CAPTURE_MAX_FRAMES 512 /* innermost frames taken (a power of 2); the outer ones of a deeper stack left out */
+#define CAPTURE_CFP_MAX 64     /* bytes of one control frame, at most (rb_control_frame_t: 7 or 8 words) */
+#define CAPTURE_EP_WORDS 3     /* ep[-2], ep[-1], ep[0] */
+
+/* Where the Ruby's structures keep what the program reads, from the target's layout. */
+struct capture_config {
+	capture_u64 owner; /* the GVL owner word (rb_thread_t * of the thread that holds it) */
+	capture_u64 gc;    /* the 4 bytes of rb_objspace that say whether and how it collects, 0 if unknown */
+	capture_u32 th_ec; /* rb_thread_t.ec */
+	capture_u32 ec_cfp, ec_stack, ec_stack_size; /* in the ec's first 24 bytes */
+	capture_u32 cfp_size, cfp_ep;
+};
+
+enum capture_stat {
+	CAPTURE_FIRED,     /* the thread's clock went off */
+	CAPTURE_NOT_OWNER, /* ... while it did not hold the GVL (its stack is still: read from outside) */
+	CAPTURE_LOST,      /* the ring was full */
+	CAPTURE_BAD,       /* the ec or its frames did not read */
+	CAPTURE_STATS
+};
+
+/* One frame as taken: its env words and its control frame (cfp_size bytes of cfp). */
+struct capture_frame {
+	capture_u64 eps[CAPTURE_EP_WORDS];
+	unsigned char cfp[CAPTURE_CFP_MAX];
+};
+
+/*
+ * One sample of a thread that holds the GVL, taken on its own CPU as its
+ * clock went off: the header and its n frames, innermost first (the ring
+ * holds the header and frames[0..n) only).
+ */
+struct capture_rec {
+	capture_u64 t_ns; /* CLOCK_MONOTONIC */
+	capture_u64 th, ec, cfp;
+	capture_u32 n;     /* frames taken */
+	capture_u32 total; /* frames on the stack (more than n: the outer ones left out) */
+	capture_u32 gcw;   /* the GC's word (config.gc) */
+	capture_u32 pad;
+	struct capture_frame frames[CAPTURE_MAX_FRAMES];
+};
+
+#endif

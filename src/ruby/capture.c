@@ -1,0 +1,335 @@
+/* capture.c: load bpf/capture.bpf.c, give each Ruby thread a task clock running it, and name what it hands back. */
+#include "capture.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../lib/clock.h"
+#include "../lib/err.h"
+#include "bpf/capture_rec.h"
+#include "frames.h"
+
+/* The program, compiled by clang and placed in the binary by capture_obj.S. */
+extern const unsigned char rbscope_capture_obj[], rbscope_capture_obj_end[];
+
+#define EPOCH 32 /* samples of a thread at one rate */
+
+_Static_assert(EP_WORDS == CAPTURE_EP_WORDS, "capture_rec.h: the env words walk.c names frames from");
+
+struct followed {
+	uint64_t th;
+	int32_t tid;
+	uint32_t name;
+	int main;
+	int fd; /* the thread's task clock (the link closes it) */
+	struct bpf_link *link;
+	uint64_t gen; /* the last follow that saw the thread */
+	uint64_t period; /* its clock's, in ns of its CPU time */
+	int taken;       /* samples since it was set */
+};
+
+struct ruby_capture {
+	struct ruby_target *t;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct ring_buffer *rb;
+	int stats_fd;
+	uint64_t period_ns, rng, gen;
+	struct followed *f;
+	int nf, capf;
+	struct ruby_frame *frames;
+	unsigned char cfps[CAPTURE_MAX_FRAMES * CAPTURE_CFP_MAX]; /* a sample's control frames, cfp_size apart */
+	uint64_t eps[CAPTURE_MAX_FRAMES][EP_WORDS];
+	ruby_capture_fn fn; /* during a drain */
+	void *arg;
+	int err;
+	struct ruby_capture_stats st;
+};
+
+/* libbpf's own messages (the verifier's log among them): with RBSCOPE_BPF_LOG=1 in the environment only. */
+static int verbose_print;
+static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return verbose_print && level != LIBBPF_DEBUG ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/*
+ * A period drawn at random within [period/2, 3*period/2). (Each lasts a
+ * number of samples, so periods, not rates, are drawn evenly: the rate over
+ * a recording is then hz.)
+ */
+static uint64_t jittered(struct ruby_capture *c)
+{
+	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
+	return c->period_ns / 2 + c->rng % c->period_ns;
+}
+
+static struct followed *find(const struct ruby_capture *c, uint64_t th)
+{
+	for (int i = 0; i < c->nf; i++)
+		if (c->f[i].th == th)
+			return &c->f[i];
+	return NULL;
+}
+
+/*
+ * Each thread's clock runs with a period drawn at random around 1/hz, drawn
+ * again every EPOCH samples: a period that happens to
+ * fall in step with periodic work does so for a few samples only. Setting
+ * a period starts the clock afresh, and the time it had run since its last
+ * sample is lost: it is set only at a sample handed on right after it was
+ * taken (within an eighth of a period), so that loss stays under 0.4%.
+ */
+static void rejitter(struct ruby_capture *c, struct followed *f, uint64_t t_ns)
+{
+	uint64_t now = clock_now_ns(), ran = now > t_ns ? now - t_ns : 0;
+	if (++f->taken < EPOCH || ran > f->period / 8)
+		return;
+	f->taken = 0;
+	f->period = jittered(c);
+	ioctl(f->fd, PERF_EVENT_IOC_PERIOD, &f->period);
+}
+
+static int on_rec(void *ctx, void *data, size_t size)
+{
+	struct ruby_capture *c = ctx;
+	const struct capture_rec *r = data;
+	if (c->err || size < offsetof(struct capture_rec, frames))
+		return 0;
+	struct followed *f = find(c, r->th);
+	if (!f)
+		return 0; /* a thread no longer followed */
+	if (f->fd >= 0)
+		rejitter(c, f, r->t_ns);
+	int dropped = 0, k = ruby_gc_frame(c->t, r->gcw, &c->frames[0]);
+	size_t csz = (size_t)c->t->L->cfp_size;
+	int n = (int)(r->n < CAPTURE_MAX_FRAMES ? r->n : CAPTURE_MAX_FRAMES);
+	if (size < offsetof(struct capture_rec, frames) + (size_t)n * sizeof(r->frames[0]))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		memcpy(c->cfps + (size_t)i * csz, r->frames[i].cfp, csz);
+		memcpy(c->eps[i], r->frames[i].eps, sizeof(c->eps[i]));
+	}
+	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k, &dropped);
+	c->st.dropped += (uint64_t)dropped;
+	struct ruby_thread_sample ts = {
+		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
+		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .nframes = k, .frames = c->frames,
+	};
+	c->st.taken++;
+	c->err = c->fn(c->arg, &ts, r->t_ns);
+	return 0;
+}
+
+int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, char *why, size_t whylen)
+{
+	uint64_t owner, gc;
+	*out = NULL;
+	if (t->core || hz <= 0) {
+		snprintf(why, whylen, "not a live process");
+		return ERR_UNSUPPORTED;
+	}
+	int err = ruby_capture_addrs(t, &owner, &gc);
+	if (err) {
+		snprintf(why, whylen, "no GVL owner known for this Ruby");
+		return err;
+	}
+	const struct ruby_layout *L = t->L;
+	if (L->cfp_size <= 0 || L->cfp_size > CAPTURE_CFP_MAX || L->ec_cfp > 16 || L->ec_vm_stack > 16 ||
+	    L->ec_vm_stack_size > 16) {
+		snprintf(why, whylen, "this Ruby's frames are not laid out as the BPF program reads them");
+		return ERR_UNSUPPORTED;
+	}
+	struct ruby_capture *c = calloc(1, sizeof(*c));
+	if (!c || !(c->frames = malloc((CAPTURE_MAX_FRAMES + 2) * sizeof(*c->frames)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->t = t;
+	c->stats_fd = -1;
+	c->period_ns = 1000000000ULL / (uint64_t)hz;
+	c->rng = clock_now_ns() | 1;
+	const char *log = getenv("RBSCOPE_BPF_LOG");
+	verbose_print = log && *log && strcmp(log, "0");
+	libbpf_set_print(bpf_print);
+	c->obj = bpf_object__open_mem(rbscope_capture_obj, (size_t)(rbscope_capture_obj_end - rbscope_capture_obj), NULL);
+	if (!c->obj) {
+		err = -errno;
+		snprintf(why, whylen, "cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	struct bpf_map *scratch = bpf_object__find_map_by_name(c->obj, "scratch");
+	int ncpus = libbpf_num_possible_cpus();
+	if (!scratch || ncpus <= 0 || bpf_map__set_max_entries(scratch, (uint32_t)ncpus)) {
+		err = ERR_CORRUPT;
+		snprintf(why, whylen, "cannot size the BPF program's buffers");
+		goto fail;
+	}
+	if ((err = bpf_object__load(c->obj))) {
+		snprintf(why, whylen, "cannot load the BPF program: %s%s", strerror(-err),
+			 err == -EPERM ? " (it needs root, or CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	c->prog = bpf_object__find_program_by_name(c->obj, "capture");
+	struct bpf_map *cfg = bpf_object__find_map_by_name(c->obj, "config"),
+		       *stats = bpf_object__find_map_by_name(c->obj, "stats"),
+		       *events = bpf_object__find_map_by_name(c->obj, "events");
+	if (!c->prog || !cfg || !stats || !events) {
+		err = ERR_CORRUPT;
+		snprintf(why, whylen, "the BPF program lacks its maps");
+		goto fail;
+	}
+	struct capture_config conf = {
+		.owner = owner, .gc = gc, .th_ec = (uint32_t)L->th_ec, .ec_cfp = (uint32_t)L->ec_cfp,
+		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
+		.cfp_size = (uint32_t)L->cfp_size, .cfp_ep = (uint32_t)L->cfp_ep,
+	};
+	uint32_t zero = 0;
+	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {
+		err = -errno;
+		snprintf(why, whylen, "cannot configure the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	c->stats_fd = bpf_map__fd(stats);
+	if (!(c->rb = ring_buffer__new(bpf_map__fd(events), on_rec, c, NULL))) {
+		err = -errno;
+		snprintf(why, whylen, "cannot map the BPF ring: %s", strerror(errno));
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	ruby_capture_close(c);
+	return err < 0 ? err : -EINVAL;
+}
+
+static void unfollow(struct followed *f)
+{
+	if (f->link)
+		bpf_link__destroy(f->link); /* detaches, and closes the event */
+	else if (f->fd >= 0)
+		close(f->fd);
+	f->link = NULL;
+	f->fd = -1;
+}
+
+void ruby_capture_close(struct ruby_capture *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->nf; i++)
+		unfollow(&c->f[i]);
+	free(c->f);
+	ring_buffer__free(c->rb);
+	bpf_object__close(c->obj);
+	free(c->frames);
+	free(c);
+}
+
+/* A task clock on tid, running the program with th as its cookie; 0, or -errno (ESRCH: the thread is gone). */
+static int follow_one(struct ruby_capture *c, struct followed *f)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period = f->period = jittered(c),
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, f->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = f->th);
+	struct bpf_link *l = bpf_program__attach_perf_event_opts(c->prog, fd, &o);
+	if (!l) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	f->fd = fd;
+	f->link = l;
+	return 0;
+}
+
+int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
+{
+	c->gen++;
+	for (int i = 0; i < s->nthreads; i++) {
+		const struct ruby_thread_sample *ts = &s->threads[i];
+		if (ts->tid <= 0 || ts->state == THREAD_KILLED)
+			continue;
+		struct followed *f = find(c, ts->th);
+		if (f && f->tid != ts->tid)
+			unfollow(f); /* a new thread where an old one was */
+		if (!f) {
+			if (c->nf == c->capf) {
+				int cap = c->capf ? 2 * c->capf : 8;
+				struct followed *v = realloc(c->f, (size_t)cap * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				c->f = v;
+				c->capf = cap;
+			}
+			f = &c->f[c->nf++];
+			memset(f, 0, sizeof(*f));
+			f->th = ts->th;
+			f->fd = -1;
+		}
+		f->tid = ts->tid;
+		f->name = ts->name;
+		f->main = ts->main;
+		f->gen = c->gen;
+		if (!f->link) {
+			int err = follow_one(c, f);
+			if (err && err != -ESRCH)
+				return err;
+		}
+	}
+	for (int i = 0; i < c->nf;) {
+		if (c->f[i].gen == c->gen) {
+			i++;
+			continue;
+		}
+		unfollow(&c->f[i]);
+		c->f[i] = c->f[--c->nf];
+	}
+	return 0;
+}
+
+int ruby_capture_covers(const struct ruby_capture *c, uint64_t th)
+{
+	const struct followed *f = find(c, th);
+	return f && f->link;
+}
+
+int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)
+{
+	c->fn = fn;
+	c->arg = arg;
+	c->err = 0;
+	int n = ring_buffer__consume(c->rb);
+	if (c->err)
+		return c->err;
+	return n < 0 ? n : 0;
+}
+
+void ruby_capture_stats(const struct ruby_capture *c, struct ruby_capture_stats *out)
+{
+	uint64_t v[CAPTURE_STATS] = { 0 };
+	for (uint32_t k = 0; k < CAPTURE_STATS; k++)
+		bpf_map_lookup_elem(c->stats_fd, &k, &v[k]);
+	*out = c->st;
+	out->fired = v[CAPTURE_FIRED];
+	out->not_owner = v[CAPTURE_NOT_OWNER];
+	out->lost = v[CAPTURE_LOST];
+	out->bad = v[CAPTURE_BAD];
+}

@@ -1,0 +1,51 @@
+/*
+ * capture.h: sampling the thread that holds the GVL on its own CPU, with a
+ * BPF program on a task clock per thread (bpf/capture.bpf.c), so a short call
+ * is seen for as long as it runs; the other threads, whose stacks stand
+ * still, are read from outside as ever (walk.c).
+ */
+#ifndef RBSCOPE_CAPTURE_H
+#define RBSCOPE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "target.h"
+#include "walk.h"
+
+struct ruby_capture;
+
+/* Counts since opening (enum capture_stat's, then what userspace did with them). */
+struct ruby_capture_stats {
+	uint64_t fired, not_owner, lost, bad; /* from the program */
+	uint64_t taken;                       /* samples handed on */
+	uint64_t dropped;                     /* frames left out that did not read as frames */
+};
+
+/*
+ * Sample t's GVL holder in its own context at hz (per second of its CPU time,
+ * each period drawn at random around 1/hz). 0 with *out set, or a negative
+ * code with why set to one line saying what is missing (privileges, the
+ * kernel's BPF, this Ruby's layout).
+ */
+int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, char *why, size_t whylen);
+void ruby_capture_close(struct ruby_capture *c);
+
+/* Follow the threads of sample s (a task clock for each new one, none for those gone). 0 or a negative code. */
+int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s);
+
+/* Is th followed: its time holding the GVL sampled here, not by reading it from outside? */
+int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
+
+/*
+ * Hand each sample taken since the last call to fn, oldest first, as a
+ * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's
+ * frame over them while it collects) with its CLOCK_MONOTONIC time. A
+ * non-zero return from fn stops the drain and is returned.
+ */
+typedef int (*ruby_capture_fn)(void *arg, const struct ruby_thread_sample *ts, uint64_t t_mono_ns);
+int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg);
+
+void ruby_capture_stats(const struct ruby_capture *c, struct ruby_capture_stats *out);
+
+#endif
