@@ -204,7 +204,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		t = d->now;
 	d->s->last_t = t;
 	d->s->captured++;
-	return add_thread(d->s, th, t);
+	return counted(d->s, th) ? add_thread(d->s, th, t) : 0;
 }
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)
@@ -229,8 +229,6 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		return err;
 	}
 	s->torn += s->sample->torn;
-	s->salvaged += s->sample->salvaged;
-	s->unchanged += s->sample->unchanged;
 	if (s->native) {
 		s->native_moved += s->sample->native_moved;
 		s->native_stops = s->sample->native_stops;
@@ -242,7 +240,12 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		   stand still, and are read from outside at each tick. */
 		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th))
 			continue;
-		if (counted(s, th) && (err = add_thread(s, th, t_ns)))
+		if (!counted(s, th))
+			continue;
+		/* (what the reads of threads it adds were like: the others' were thrown away) */
+		s->salvaged += (uint64_t)th->salvaged;
+		s->unchanged += (uint64_t)th->unchanged;
+		if ((err = add_thread(s, th, t_ns)))
 			return err;
 	}
 	if (t_ns > s->last_t)

@@ -192,7 +192,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, 
 	struct capture_config conf = {
 		.owner = owner, .gc = gc, .th_ec = (uint32_t)L->th_ec, .ec_cfp = (uint32_t)L->ec_cfp,
 		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
-		.cfp_size = (uint32_t)L->cfp_size, .cfp_ep = (uint32_t)L->cfp_ep,
+		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
 	};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {

@@ -1072,6 +1072,8 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	s->retried += (uint32_t)r->retried;
 	s->salvaged += (uint32_t)r->salvaged;
 	s->unchanged += (uint32_t)r->unchanged;
+	ts->salvaged = r->salvaged;
+	ts->unchanged = r->unchanged;
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;

@@ -41,6 +41,7 @@ struct ruby_thread_sample {
 	int syscall;        /* a blocked thread's system call or TASK_ON_CPU (proc/task.h), WALK_SYSCALL_UNKNOWN unless asked for */
 	int main;           /* the main thread */
 	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
+	int salvaged, unchanged; /* its read, as struct ruby_sample counts them */
 	int nframes;
 	struct ruby_frame *frames; /* innermost first, inside the sample's frame array */
 };

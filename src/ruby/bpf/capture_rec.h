@@ -25,7 +25,8 @@ struct capture_config {
 	capture_u64 gc;    /* the 4 bytes of rb_objspace that say whether and how it collects, 0 if unknown */
 	capture_u32 th_ec; /* rb_thread_t.ec */
 	capture_u32 ec_cfp, ec_stack, ec_stack_size; /* in the ec's first 24 bytes */
-	capture_u32 cfp_size, cfp_ep;
+	capture_u32 cfp_size, cfp_sp, cfp_ep;
+	capture_u32 pad;
 };
 
 enum capture_stat {
