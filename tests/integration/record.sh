@@ -59,15 +59,19 @@ fi
 # Short calls keep their self time: a C Array#index calling a Ruby Item#== calling a C Kernel#is_a?, a million
 # times a second (bench/ruby/leafcall.rb). Read from another CPU, the frame a call pushes shows later than the call
 # runs, and leaf calls lose self time to their callers (is_a? about half its share); sampled on its own CPU (BPF,
-# the default as root) the thread holding the GVL reads as --blocking's exact stacks do. 10 s of each at 1000 Hz
-# (about 10000 samples: 2 pp is over 2.8 sigma for a share near 50%).
+# the default as root) the thread holding the GVL reads as --blocking's exact stacks do. Both at once, 10 s at
+# 1000 Hz (about 10000 samples each: 2 pp is over 2.8 sigma for a share near 50%): one after the other, the
+# program itself differs by 2-3 pp between runs (its stops, and the sampler beside it, move its caches).
 for ver in 3.1 3.3 3.4; do
 	if ! start_ruby $ver "$top/bench/ruby/leafcall.rb"; then
 		skipped "record: ruby $ver: short leaf calls: cannot start the program"
 		continue
 	fi
-	"$RBSCOPE" record -p "$pid" -r 1000 -d 10 --blocking -f summary -o "$work/leaf-b.txt" 2>/dev/null
+	sleep 1 # (past its first second: the program settles into its loop)
+	"$RBSCOPE" record -p "$pid" -r 1000 -d 10 --blocking -f summary -o "$work/leaf-b.txt" 2>/dev/null &
+	bp=$!
 	"$RBSCOPE" record -p "$pid" -r 1000 -d 10 -f summary -o "$work/leaf-d.txt" 2>"$work/leaf.err"
+	wait $bp
 	stop_ruby "$pid"
 	# the largest gap over every function either names, the function, and Kernel#is_a?'s two shares
 	gap=$(awk 'FNR == 1 { f++ } $1 ~ /%$/ && $2 ~ /%$/ { sub("%", "", $1); s[f, $5] = $1; n[$5] = 1 }
