@@ -31,7 +31,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 << 20); /* 20 ms of samples at 1000 Hz 512 frames deep; a ms's at 100 frames is 9 KB */
+	__uint(max_entries, 1 << 20); /* 20 samples 512 frames deep, 110 of 100 frames (at 1000 Hz, read every ms) */
 } events SEC(".maps");
 
 #define VS_BUF (32 << 10) /* the top of the value stack read in one go (a power of 2) */
