@@ -288,11 +288,9 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 		f->name = ts->name;
 		f->main = ts->main;
 		f->gen = c->gen;
-		if (!f->link) {
-			int err = follow_one(c, f);
-			if (err && err != -ESRCH)
-				return err;
-		}
+		/* A thread that gets no clock (gone, or out of file descriptors) is read from outside. */
+		if (!f->link && follow_one(c, f))
+			c->st.unfollowed++;
 	}
 	for (int i = 0; i < c->nf;) {
 		if (c->f[i].gen == c->gen) {

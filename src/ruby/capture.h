@@ -20,6 +20,7 @@ struct ruby_capture_stats {
 	uint64_t fired, not_owner, lost, bad; /* from the program */
 	uint64_t taken;                       /* samples handed on */
 	uint64_t dropped;                     /* frames left out that did not read as frames */
+	uint64_t unfollowed;                  /* tries to give a thread a clock that failed (it was read from outside) */
 };
 
 /*
