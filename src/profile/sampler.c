@@ -182,10 +182,6 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
-	if (s->mode == SAMPLER_GVL) {
-		snprintf(why, whylen, "--mode gvl counts threads that wait, read from outside");
-		return ERR_UNSUPPORTED;
-	}
 	return ruby_capture_open(s->target, hz, &s->capture, why, whylen);
 }
 
@@ -204,7 +200,10 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		t = d->now;
 	d->s->last_t = t;
 	d->s->captured++;
-	return counted(d->s, th) ? add_thread(d->s, th, t) : 0;
+	if (!counted(d->s, th))
+		return 0;
+	d->s->salvaged += (uint64_t)th->salvaged;
+	return add_thread(d->s, th, t);
 }
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)

@@ -42,7 +42,9 @@ void sampler_free(struct sampler *s);
 /*
  * Sample the thread holding the GVL on its own CPU, hz times a second of its
  * CPU time (capture.h), the others at each tick: 0, or a negative code with
- * why set to one line (sampling goes on from outside).
+ * why set to one line (sampling goes on from outside). For --mode wall and
+ * cpu: the caller decides (record and top leave gvl, --blocking and
+ * --native out).
  */
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen);
 /* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */

@@ -121,12 +121,10 @@ static int on_rec(void *ctx, void *data, size_t size)
 		memcpy(c->eps[i], r->frames[i].eps, sizeof(c->eps[i]));
 	}
 	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k, &dropped);
-	c->st.dropped += (uint64_t)dropped;
 	struct ruby_thread_sample ts = {
 		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
-		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .nframes = k, .frames = c->frames,
+		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
 	};
-	c->st.taken++;
 	c->err = c->fn(c->arg, &ts, r->t_ns);
 	return 0;
 }

@@ -15,12 +15,10 @@
 
 struct ruby_capture;
 
-/* Counts since opening (enum capture_stat's, then what userspace did with them). */
+/* Counts since opening: the program's (enum capture_stat's), and threads left without a clock. */
 struct ruby_capture_stats {
-	uint64_t fired, not_owner, lost, bad; /* from the program */
-	uint64_t taken;                       /* samples handed on */
-	uint64_t dropped;                     /* frames left out that did not read as frames */
-	uint64_t unfollowed;                  /* tries to give a thread a clock that failed (it was read from outside) */
+	uint64_t fired, not_owner, lost, bad;
+	uint64_t unfollowed; /* tries to give a thread a clock that failed (it was read from outside) */
 };
 
 /*
@@ -41,7 +39,8 @@ int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
 /*
  * Hand each sample taken since the last call to fn, oldest first, as a
  * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's
- * frame over them while it collects) with its CLOCK_MONOTONIC time. A
+ * frame over them while it collects; salvaged when frames that did not read
+ * as frames were left out) with its CLOCK_MONOTONIC time. A
  * non-zero return from fn stops the drain and is returned.
  */
 typedef int (*ruby_capture_fn)(void *arg, const struct ruby_thread_sample *ts, uint64_t t_mono_ns);

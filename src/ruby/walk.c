@@ -256,6 +256,13 @@ static int64_t gc_word(const struct ruby_layout *L)
 	return (L->gc_during_byte < L->gc_mode_byte ? L->gc_during_byte : L->gc_mode_byte) & ~3LL;
 }
 
+/* Where that word is in the target, or 0 where the layout does not say whether and how the GC runs. */
+static uint64_t gc_word_addr(const struct ruby_target *t)
+{
+	const struct ruby_layout *L = t->L;
+	return t->objspace && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0 ? t->objspace + (uint64_t)gc_word(L) : 0;
+}
+
 static int gc_bit(const struct ruby_layout *L, uint32_t w, int64_t byte, int64_t shift, int64_t bits)
 {
 	return (int)((w >> ((byte - gc_word(L)) * 8 + shift)) & ((1u << bits) - 1));
@@ -1006,8 +1013,13 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	ts->nframes += k;
 }
 
-static const char *const gc_names[] = { "", "(garbage collection)", "(garbage collection: marking)",
-					  "(garbage collection: sweeping)", "(garbage collection: compacting)" };
+/* The GC's frame for phase (not GC_NONE). */
+static struct ruby_frame gc_frame(struct ruby_target *t, int phase)
+{
+	static const char *const names[] = { "", "(garbage collection)", "(garbage collection: marking)",
+					     "(garbage collection: sweeping)", "(garbage collection: compacting)" };
+	return (struct ruby_frame){ ruby_intern(t, names[phase]), 0, 0, FRAME_GC };
+}
 
 int ruby_capture_addrs(struct ruby_target *t, uint64_t *owner, uint64_t *gc)
 {
@@ -1017,7 +1029,7 @@ int ruby_capture_addrs(struct ruby_target *t, uint64_t *owner, uint64_t *gc)
 	if (err)
 		return err == -EFAULT ? ERR_TORN : err;
 	*owner = a.base + (uint64_t)a.ooff;
-	*gc = t->objspace && t->L->gc_during_byte >= 0 && t->L->gc_mode_byte >= 0 ? t->objspace + (uint64_t)gc_word(t->L) : 0;
+	*gc = gc_word_addr(t);
 	return 0;
 }
 
@@ -1026,7 +1038,7 @@ int ruby_gc_frame(struct ruby_target *t, uint32_t gcw, struct ruby_frame *f)
 	int phase = gc_phase(t->L, gcw);
 	if (phase == GC_NONE)
 		return 0;
-	*f = (struct ruby_frame){ ruby_intern(t, gc_names[phase]), 0, 0, FRAME_GC };
+	*f = gc_frame(t, phase);
 	return 1;
 }
 
@@ -1080,7 +1092,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
 		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
-		ts->frames[0] = (struct ruby_frame){ ruby_intern(t, gc_names[s->gc]), 0, 0, FRAME_GC };
+		ts->frames[0] = gc_frame(t, s->gc);
 		ts->nframes++;
 	}
 	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core)
@@ -1117,8 +1129,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	int first_done = 0, nextra = 1, nord = 0;
 	uint32_t gcw = 0;
 	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
-	if (t->objspace && L->gc_during_byte >= 0 && L->gc_mode_byte >= 0)
-		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)gc_word(L), &gcw, sizeof(gcw) };
+	if (gc_word_addr(t))
+		extra[nextra++] = (struct mem_iov){ gc_word_addr(t), &gcw, sizeof(gcw) };
 	memset(lbuf, 0, sizeof(lbuf));
 	int batched = !t->core && read_quiet_batch(t, c, extra, nextra);
 	c->norder = 0; /* until this sample has been through the whole list */
