@@ -232,8 +232,7 @@ int cmd_record(int argc, char **argv)
 	ps.syscalls = o.syscalls;
 	ps.native = o.native;
 	ps.blocking = o.blocking;
-	/* (--native stops a thread on a CPU to unwind it: its Ruby frames are read as exactly) */
-	ps.capture_hz = o.no_bpf || o.blocking || o.native || o.mode == SAMPLER_GVL ? 0 : (int)o.rate;
+	ps.capture_hz = sampler_capture_hz(o.mode, o.blocking, o.native, o.no_bpf, o.rate);
 	ps.verbose = isatty(2);
 	ps.attach = &builtin_attach_opts;
 	err = err ?: procset_add(&ps, o.pid, &t);
@@ -283,8 +282,13 @@ int cmd_record(int argc, char **argv)
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors, (unsigned long long)sum.unchanged);
 	if (ps.captures)
-		fprintf(stderr, "rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu samples, %llu lost\n",
-			(unsigned long long)sum.captured, (unsigned long long)sum.capture_lost);
+		fprintf(stderr,
+			"rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu samples, %llu lost, %llu "
+			"unreadable; %llu more for its time off its CPU (preempted or blocked); %llu threads without a "
+			"clock (read from outside)\n",
+			(unsigned long long)sum.captured, (unsigned long long)sum.capture_lost,
+			(unsigned long long)sum.capture_bad, (unsigned long long)sum.owed,
+			(unsigned long long)sum.capture_unfollowed);
 	else if (ps.capture_hz)
 		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
 			ps.capture_why);

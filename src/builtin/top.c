@@ -177,8 +177,7 @@ static int reset_window(struct window *w, struct ruby_target *t, struct view *v)
 		w->samplers[h].native = v->native;
 	}
 	char why[160];
-	if (!err && v->capture_hz && v->mode != SAMPLER_GVL &&
-	    sampler_capture(&w->samplers[w->cur], v->capture_hz, why, sizeof(why))) {
+	if (!err && v->capture_hz && sampler_capture(&w->samplers[w->cur], v->capture_hz, why, sizeof(why))) {
 		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n", why);
 		v->capture_hz = 0;
 	}
@@ -238,7 +237,7 @@ int cmd_top(int argc, char **argv)
 	struct window w = { .cur = 0 };
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
-	v.capture_hz = v.no_bpf || v.native ? 0 : (int)rate; /* (as record: --native stops the thread it unwinds) */
+	v.capture_hz = sampler_capture_hz(v.mode, 0, v.native, v.no_bpf, rate);
 	int err = reset_window(&w, &t, &v);
 	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);

@@ -54,7 +54,7 @@ static int start(struct procset *ps, struct proc_entry *e)
 	e->s.mode = ps->mode;
 	e->s.syscalls = ps->syscalls;
 	e->s.native = ps->native;
-	if (ps->capture_hz && !ps->blocking) {
+	if (ps->capture_hz) {
 		char why[sizeof(ps->capture_why)];
 		if (!sampler_capture(&e->s, ps->capture_hz, why, sizeof(why)))
 			ps->captures++;
@@ -157,10 +157,13 @@ void procset_totals(const struct procset *ps, struct sampler *sum)
 		sum->empty += s->empty;
 		sum->salvaged += s->salvaged;
 		sum->captured += s->captured;
+		sum->owed += s->owed;
 		if (s->capture) {
 			struct ruby_capture_stats st;
 			ruby_capture_stats(s->capture, &st);
 			sum->capture_lost += st.lost;
+			sum->capture_bad += st.bad;
+			sum->capture_unfollowed += st.unfollowed;
 		}
 		sum->unchanged += s->unchanged;
 		sum->native_stops += s->native_stops;

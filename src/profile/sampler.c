@@ -180,6 +180,13 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 	return 0;
 }
 
+int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate)
+{
+	if (no_bpf || blocking || native || mode == SAMPLER_GVL || rate < 1)
+		return 0;
+	return (int)rate;
+}
+
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
 	return ruby_capture_open(s->target, hz, &s->capture, why, whylen);
@@ -208,6 +215,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
+	s->ticks++;
 	if (s->capture) {
 		/* What the GVL holder did since the last tick, taken on its own CPU: first, as it came first. */
 		struct drain d = { s, clock_now_ns() - t_ns, t_ns };
@@ -237,8 +245,18 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
 		/* The GVL holder's time is the captures' (each period of its CPU time); the others' stacks
 		   stand still, and are read from outside at each tick. */
-		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th))
+		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th)) {
+			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
+			   holding the GVL): in a wall profile, that time goes to its stack as read here. */
+			int owed = s->mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->ticks, clock_now_ns()) : 0;
+			s->owed += (uint64_t)owed;
+			for (; owed > 0; owed--) {
+				s->salvaged += (uint64_t)th->salvaged;
+				if ((err = add_thread(s, th, t_ns)))
+					return err;
+			}
 			continue;
+		}
 		if (!counted(s, th))
 			continue;
 		/* (what the reads of threads it adds were like: the others' were thrown away) */

@@ -33,18 +33,29 @@ struct sampler {
 	uint64_t native_moved; /* --native: thread stacks left without native frames (moved on during the unwind) */
 	struct ruby_capture *capture; /* sampler_capture: the GVL holder sampled on its own CPU, or NULL */
 	uint64_t captured;     /* samples from it */
+	uint64_t owed;         /* samples of it read from outside for its time off its CPU (ruby_capture_owed) */
+	uint64_t ticks;
 	uint64_t capture_lost; /* (procset_totals) samples it could not hand on: its ring was full */
+	uint64_t capture_bad;  /* (procset_totals) samples whose ec or frames did not read */
+	uint64_t capture_unfollowed; /* (procset_totals) threads it could not give a clock (read from outside) */
 	uint64_t last_t;       /* the latest sample time added */
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
 void sampler_free(struct sampler *s);
 /*
+ * The rate at which to sample the GVL holder on its own CPU for these options
+ * (rate: the samples asked for a second), or 0 where that does not apply:
+ * --no-bpf asks not to, --blocking and --native stop the thread they read
+ * (its Ruby frames are read exactly then), and --mode gvl counts only the
+ * threads waiting for the holder.
+ */
+int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate);
+/*
  * Sample the thread holding the GVL on its own CPU, hz times a second of its
  * CPU time (capture.h), the others at each tick: 0, or a negative code with
- * why set to one line (sampling goes on from outside). For --mode wall and
- * cpu: the caller decides (record and top leave gvl, --blocking and
- * --native out).
+ * why set to one line (sampling goes on from outside). hz from
+ * sampler_capture_hz.
  */
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen);
 /* Take one sample now and add it; 0, ERR_GONE when the target exited, or another negative code. */

@@ -37,6 +37,16 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s);
 int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
 
 /*
+ * How many samples thread th is owed, at tick number tick (now_ns its time),
+ * for the time it spent off its CPU since the tick before: preempted,
+ * throttled or blocked while it held the GVL, when its clock does not run.
+ * That is the time passed less the CPU time its clock counted, in periods of
+ * 1/hz, the rest carried on. For the thread that holds the GVL at the tick;
+ * 0 for one not followed, or that did not hold it at the tick before.
+ */
+int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns);
+
+/*
  * Hand each sample taken since the last call to fn, oldest first, as a
  * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's
  * frame over them while it collects; salvaged when frames that did not read
