@@ -5,13 +5,14 @@
 it=$top/tests/integration/ruby/inject-target.rb
 agent_dirs="$top/lib:$ext"
 
-# start_target NAME MODE [CHROOT]: inject-target.rb, fed from a fifo on fd 10+; sets tpid and tfifo.
+# start_target NAME MODE [CHROOT]: inject-target.rb, fed from a fifo on fd 10+; sets tpid and tfifo. Outside a
+# chroot, under $target_ruby if set.
 start_target() {
 	local name=$1 mode=$2 root=${3:-}
 	tfifo=$work/$name.in
 	rm -f "$tfifo" && mkfifo "$tfifo"
 	if [ -z "$root" ]; then
-		ruby "$it" "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
+		"${target_ruby:-ruby}" "$it" "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
 	else
 		cp "$it" "$root/tmp/rbscope-it/"
 		chroot "$root" ruby /tmp/rbscope-it/inject-target.rb "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
@@ -215,3 +216,36 @@ for ver in 2.7 3.3 3.4; do
 		sh -c "test $rc = 13 && grep -q 'built for libruby-3.1' '$work/e' && test \$(wc -l </proc/$mm/maps) = $maps0"
 	stop_ruby $mm
 done
+
+# A statically linked Ruby (scripts/static-ruby ruby: the VM in the executable, no libruby.so), busy and idle:
+# the agent built for it (mkmf run by that Ruby, no libruby needed) loads; the one built for Debian's libruby is
+# refused before anything is written.
+if srb=$("$top/scripts/static-ruby" ruby 2>"$work/static.err"); then
+	sext=$work/ext-static
+	mkdir -p "$sext/rbscope"
+	if (cd "$sext" && "$srb" "$top/ext/rbscope/extconf.rb" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make &&
+		cp rbscope.so rbscope/) >"$work/static-ext.log" 2>&1; then
+		target_ruby=$srb
+		for mode in busy idle; do
+			start_target static$mode $mode || continue
+			if [ $mode = busy ]; then
+				maps0=$(wc -l </proc/$tpid/maps)
+				"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" 2>"$work/e"
+				rc=$?
+				check "inject: static ruby offered the agent built for libruby: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
+					sh -c "test $rc = 13 && grep -q 'built for libruby-3.1.*runs ruby' '$work/e' && test \$(wc -l </proc/$tpid/maps) = $maps0"
+			fi
+			"$RBSCOPE" backtraces -p $tpid --inject --agent "$top/lib:$sext" >"$work/inj.bt" 2>"$work/inj.err"
+			rc=$?
+			check "inject: $mode static ruby: the agent built for it loads and answers ($(tail -n 1 "$work/inj.err"))" \
+				sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt' && grep -q 'inject-target.rb:[0-9]*:in' '$work/inj.bt'"
+			feed static$mode
+			target_ok static$mode "$mode static ruby"
+		done
+		target_ruby=
+	else
+		not_ok "inject: static ruby: the agent builds for it ($(tail -c 300 "$work/static-ext.log"))"
+	fi
+else
+	skipped "inject: static ruby: none could be built here ($(head -n 1 "$work/static.err"))"
+fi

@@ -1,4 +1,5 @@
-# native.sh: --native: the native functions C methods call, over their Ruby frames, on every Ruby: a C extension
+# native.sh: --native: the native functions C methods call, over their Ruby frames, on every Ruby (and a statically
+# linked one, its interpreter in the executable): a C extension
 # the tests build (its named hot function and callee), zlib (libz), a pipe read (libc, its thread never
 # stopped), Debian's ruby-nokogiri (libxml2); the target unharmed at 1 kHz; bad input. Sourced by run (SUITE=spy,
 # or SUITE=native alone).
@@ -7,6 +8,13 @@ native=$top/tests/integration/ruby/native.rb
 # build_ext VERSION: build the test extension for that Ruby; sets $ext_dir (as the Ruby sees it). 0 if built.
 build_ext() {
 	local root
+	if [ "$1" = static ]; then # (scripts/static-ruby ruby: the VM in the executable, extensions loaded by it)
+		static_ruby=$("$top/scripts/static-ruby" ruby 2>"$work/ext.log") || return 1
+		ext_dir=$work/native_ext-static ext_host=$ext_dir
+		mkdir -p "$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$ext_dir"/ &&
+			(cd "$ext_dir" && "$static_ruby" extconf.rb && make) >"$work/ext.log" 2>&1
+		return
+	fi
 	root=$("$top/scripts/ruby-chroot" "$1" 2>"$work/chroot.err") || return 1
 	if [ "$root" = / ]; then
 		ext_dir=$work/native_ext-$1 ext_host=$ext_dir
@@ -22,7 +30,7 @@ build_ext() {
 # switches TID: the context switches a thread has made (a ptrace stop is one)
 switches() { awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "/proc/$pid/task/$1/status" 2>/dev/null; }
 
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in 3.1 3.3 2.7 3.4 static; do
 	if ! build_ext "$ver"; then
 		skipped "native: ruby $ver: cannot build the test extension here ($(tail -n 3 "$work/ext.log" 2>/dev/null | tr '\n' ' '))"
 		continue
@@ -92,6 +100,7 @@ for ver in 3.1 3.3 2.7 3.4; do
 	fi
 	stop_ruby "$pid"
 done
+static_ruby=
 
 "$RBSCOPE" snapshot --core /nonexistent --native >/dev/null 2>"$work/err.txt"
 rc=$?
