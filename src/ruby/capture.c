@@ -73,7 +73,7 @@ static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
  * the one that pairs with the last draw (their mean is the period). Each
  * lasts a number of samples, so two in a pair cover the time of as many
  * samples at 1/hz: a recording's rate is hz, and stays within a few percent
- * of it over a few seconds (with draws alone: 8% at 100 Hz over 4 s).
+ * of it over a few seconds (4% at 100 Hz over 4 s; with draws alone, 7%).
  */
 static uint64_t jittered(struct ruby_capture *c, struct followed *f)
 {
