@@ -1129,8 +1129,9 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	int first_done = 0, nextra = 1, nord = 0;
 	uint32_t gcw = 0;
 	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
-	if (gc_word_addr(t))
-		extra[nextra++] = (struct mem_iov){ gc_word_addr(t), &gcw, sizeof(gcw) };
+	uint64_t gca = gc_word_addr(t);
+	if (gca)
+		extra[nextra++] = (struct mem_iov){ gca, &gcw, sizeof(gcw) };
 	memset(lbuf, 0, sizeof(lbuf));
 	int batched = !t->core && read_quiet_batch(t, c, extra, nextra);
 	c->norder = 0; /* until this sample has been through the whole list */

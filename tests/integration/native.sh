@@ -7,19 +7,17 @@ native=$top/tests/integration/ruby/native.rb
 
 # build_ext VERSION: build the test extension for that Ruby; sets $ext_dir (as the Ruby sees it). 0 if built.
 build_ext() {
-	local root
+	local root rb=ruby
 	if [ "$1" = static ]; then # (scripts/static-ruby ruby: the VM in the executable, extensions loaded by it)
 		static_ruby=$("$top/scripts/static-ruby" ruby 2>"$work/ext.log") || return 1
-		ext_dir=$work/native_ext-static ext_host=$ext_dir
-		mkdir -p "$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$ext_dir"/ &&
-			(cd "$ext_dir" && "$static_ruby" extconf.rb && make) >"$work/ext.log" 2>&1
-		return
+		root=/ rb=$static_ruby
+	else
+		root=$("$top/scripts/ruby-chroot" "$1" 2>"$work/chroot.err") || return 1
 	fi
-	root=$("$top/scripts/ruby-chroot" "$1" 2>"$work/chroot.err") || return 1
 	if [ "$root" = / ]; then
 		ext_dir=$work/native_ext-$1 ext_host=$ext_dir
 		mkdir -p "$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$ext_dir"/ &&
-			(cd "$ext_dir" && ruby extconf.rb && make) >"$work/ext.log" 2>&1
+			(cd "$ext_dir" && "$rb" extconf.rb && make) >"$work/ext.log" 2>&1
 	else
 		ext_dir=/tmp/rbscope-it/native_ext ext_host=$root/tmp/rbscope-it/native_ext
 		mkdir -p "$root$ext_dir" && cp "$top"/tests/integration/ruby/native_ext/* "$root$ext_dir"/ &&
