@@ -4,6 +4,19 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <ruby/version.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/*
+ * The Ruby this extension was built for, in a section of its own: rbscope's
+ * --inject reads it before it writes anything into a process, and refuses
+ * one built for another Ruby (src/agent/inject.c). A build for a static Ruby
+ * links no libruby, so its DT_NEEDED cannot say.
+ */
+__attribute__((used, section(".rbscope.ruby"))) static const char built_for[] =
+	STR(RUBY_API_VERSION_MAJOR) "." STR(RUBY_API_VERSION_MINOR);
+
 /* Rbscope::Agent.__start(signal) -> socket path; raises with the reason when it cannot listen. */
 static VALUE agent_start(VALUE self, VALUE sig)
 {

@@ -71,19 +71,35 @@ static int exists(const char *root, const char *path)
 	return !access(full, R_OK);
 }
 
-/* The libruby soname an extension was linked against ("libruby-3.1.so.3.1"), into buf; "" if none (static). */
-static int needed_libruby(const char *path, char *buf, size_t cap)
+/*
+ * What an agent extension was built for: the libruby soname it links
+ * ("libruby-3.1.so.3.1", "" when none: built for a static Ruby) and the Ruby
+ * API version its .rbscope.ruby section holds ("3.1", "" when it has none).
+ */
+static int agent_built_for(const char *path, char *lib, size_t libcap, char *ver, size_t vercap)
 {
-	buf[0] = '\0';
+	lib[0] = ver[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstrndx = 0;
+	if (e && elf_getshdrstrndx(e, &shstrndx))
+		shstrndx = 0;
 	Elf_Scn *scn = NULL;
 	while (e && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = shstrndx ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		if (name && !strcmp(name, ".rbscope.ruby") && sh.sh_type == SHT_PROGBITS) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			if (d && d->d_buf && d->d_size > 0 && d->d_size < vercap && memchr(d->d_buf, '\0', d->d_size))
+				pathf(ver, vercap, "%s", (const char *)d->d_buf);
+			continue;
+		}
+		if (sh.sh_type != SHT_DYNAMIC)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 1); i++) {
@@ -92,7 +108,7 @@ static int needed_libruby(const char *path, char *buf, size_t cap)
 				continue;
 			const char *s = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
 			if (s && !strncmp(s, "libruby", 7))
-				pathf(buf, cap, "%s", s);
+				pathf(lib, libcap, "%s", s);
 		}
 	}
 	if (e)
@@ -248,8 +264,10 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 		return fail(msg, cap, ERR_INJECT, "the agent in %s is older than --inject (no rbscope/inject.rb): install "
 			    "this version's gem", a->lib);
 	/* The extension links the libruby it was built for: it must be this one. */
-	char want[128];
-	if (needed_libruby(a->so, want, sizeof(want)) == 0 && want[0]) {
+	char want[128], built[16];
+	if (agent_built_for(a->so, want, sizeof(want), built, sizeof(built)))
+		return fail(msg, cap, ERR_INJECT, "cannot read the agent at %s", a->so + strlen(t->root));
+	if (want[0]) {
 		const char *base = strrchr(t->lib_path, '/');
 		base = base ? base + 1 : t->lib_path;
 		size_t stem = strcspn(want, "."); /* "libruby-3" of "libruby-3.1.so.3.1": compare up to ".so" */
@@ -260,6 +278,15 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 			return fail(msg, cap, ERR_INJECT, "the agent at %s is built for %s, and process %d runs %s (Ruby %s)",
 				    a->so + strlen(t->root), want, (int)t->pid, base, t->version);
 	}
+	/* ... and says which Ruby it was built for (the one thing a build for a static Ruby can say). */
+	char api_mm[16];
+	pathf(api_mm, sizeof(api_mm), "%d.%d", major, minor);
+	if (!built[0] && !want[0])
+		return fail(msg, cap, ERR_INJECT, "the agent at %s does not say which Ruby it is built for (no "
+			    ".rbscope.ruby section, no libruby): build it with this version's gem", a->so + strlen(t->root));
+	if (built[0] && strcmp(built, api_mm))
+		return fail(msg, cap, ERR_INJECT, "the agent at %s is built for Ruby %s, and process %d runs Ruby %s",
+			    a->so + strlen(t->root), built, (int)t->pid, t->version);
 	return 0;
 }
 

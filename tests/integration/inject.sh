@@ -114,6 +114,31 @@ if start_target idle idle; then
 	target_ok idle "idle ruby 3.1, after 101 injections"
 fi
 
+# Every agent command takes --inject, each into an idle process of its own: eval (the process opted in), heapdump
+# (the dump reads), latency (of a probe nobody declared: the agent, loaded, says so).
+for c in eval heapdump latency; do
+	RBSCOPE_ALLOW_EVAL=1 start_target cmd$c idle || continue
+	case $c in
+	eval)
+		"$RBSCOPE" eval -p $tpid --inject --agent "$agent_dirs" '[Thread.list.size > 1, 6 * 7]' >"$work/c.out" 2>"$work/c.err"
+		rc=$?
+		ok="test $rc = 0 && grep -q '^\[true, 42\]\$' '$work/c.out'" ;;
+	heapdump)
+		"$RBSCOPE" heapdump -p $tpid --inject --agent "$agent_dirs" -o "$work/inj-heap.json" >"$work/c.out" 2>"$work/c.err"
+		rc=$?
+		"$RBSCOPE" heap summary "$work/inj-heap.json" >"$work/c.out" 2>>"$work/c.err"
+		ok="test $rc = 0 && grep -q ' STRING\$' '$work/c.out'" ;;
+	latency)
+		"$RBSCOPE" latency -p $tpid --inject --agent "$agent_dirs" app:nothing -d 1 >"$work/c.out" 2>"$work/c.err"
+		rc=$?
+		ok="test $rc = 12 && grep -q 'no enabled probe app:nothing in this process' '$work/c.err'" ;;
+	esac
+	check "inject: $c --inject loads the agent into an idle ruby 3.1 and answers (exit $rc; $(tail -n 1 "$work/c.err"))" \
+		sh -c "$ok && grep -q 'agent loaded (--inject: ' '$work/c.err'"
+	feed cmd$c
+	target_ok cmd$c "idle ruby 3.1 after $c --inject"
+done
+
 # rbscope killed at each step of an injection: the target lives on, its waits unharmed; a later --inject works.
 for s in 1 2 3 4 5 6; do
 	start_target kill$s idle || continue
@@ -243,6 +268,22 @@ if srb=$("$top/scripts/static-ruby" ruby 2>"$work/static.err"); then
 			target_ok static$mode "$mode static ruby"
 		done
 		target_ruby=
+		# ... and offered to a 3.3 process, whose libruby would resolve it (its build links none to tell by):
+		# refused by the Ruby it says it is built for, before anything is written.
+		if root=$("$top/scripts/ruby-chroot" 3.3 2>/dev/null); then
+			as=/tmp/rbscope-it/agent-static
+			mkdir -p "$root$as/rbscope" && cp -r "$top/lib/." "$root$as/" && cp "$sext/rbscope/rbscope.so" "$root$as/rbscope/"
+			chroot "$root" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/ms.out" 2>&1 &
+			ms=$!
+			pids="$pids $ms"
+			await_ready "$work/ms.out" $ms
+			maps0=$(wc -l </proc/$ms/maps)
+			"$RBSCOPE" backtraces -p $ms --inject --agent $as 2>"$work/e"
+			rc=$?
+			check "inject: ruby 3.3 offered the agent built for the static 3.1: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
+				sh -c "test $rc = 13 && grep -q 'is built for Ruby 3.1, and process $ms runs Ruby 3.3' '$work/e' && test \$(wc -l </proc/$ms/maps) = $maps0"
+			stop_ruby $ms
+		fi
 	else
 		not_ok "inject: static ruby: the agent builds for it ($(tail -c 300 "$work/static-ext.log"))"
 	fi
