@@ -38,8 +38,10 @@ fi
 check "record -- CMD: exits with CMD's status (7) after writing its profile" \
 	sh -c "test $rc = 7 && grep -q 'Object#w' '$work/cmd.txt'"
 
-# Ticks at a random phase within each period: a 10 ms cycle of 6/3/1 ms reads 60/30/10 at 100, 200 and 1000 Hz
-# (a fixed phase reads 100/0/0 at 100 Hz). 60 s each, at the same time: 6000 samples at 100 Hz, 3.2 sigma of 2 pp.
+# Ticks at a random phase: a 10 ms cycle of 6/3/1 ms reads 60/30/10 at 100, 200 and 1000 Hz (a fixed phase reads
+# 100/0/0 at 100 Hz; periods that came back to the phase they began at, 62/28/9). 60 s each, at the same time. The
+# cycle is the period at 100 Hz, the worst case: there a recording's shares spread by 0.24-0.26 pp (9 recordings,
+# 2026-11-25), at 200 Hz by 0.3-0.4 (3): 2 pp is 5 sigma or more.
 if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
 	for r in 100 200 1000; do
 		"$RBSCOPE" record -p "$pid" -r $r -d 60 -f summary -o "$work/per-$r.txt" 2>/dev/null &
