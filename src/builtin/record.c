@@ -292,7 +292,17 @@ int cmd_record(int argc, char **argv)
 	else if (ps.capture_hz)
 		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
 			ps.capture_why);
-	if (o.native)
+	if (o.native && ps.captures)
+		fprintf(stderr,
+			"rbscope: --native from the kernel's copy of the registers and stack at each sample (no stop): the "
+			"thread holding the GVL %llu times with native frames, %llu without; threads on a CPU without it "
+			"%llu times; %llu running threads stopped, %.1f us each on average; %llu stacks left without native "
+			"frames (the thread moved on)\n",
+			(unsigned long long)sum.capture_native, (unsigned long long)sum.capture_native_missed,
+			(unsigned long long)sum.native_sampled, (unsigned long long)sum.native_stops,
+			sum.native_stops ? (double)sum.native_stop_ns / 1e3 / (double)sum.native_stops : 0.0,
+			(unsigned long long)sum.native_moved);
+	else if (o.native)
 		fprintf(stderr,
 			"rbscope: --native stopped %llu running threads for their registers, %.1f us each on average; %llu "
 			"stacks left without native frames (the thread moved on during the unwind)\n",

@@ -61,6 +61,11 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		memcpy(result, u->stack + (addr - u->stack_lo), 8);
 		return true;
 	}
+	if (u->sampled && addr >= u->stack_lo) { /* deeper than the copy taken with the registers: not to be had */
+		const struct map_entry *e = maps_find(&u->maps, u->stack_lo);
+		if (!e || addr < e->end)
+			return false;
+	}
 	uint64_t v;
 	if (mem_read_u64(u->mem, addr, &v))
 		return false;
@@ -279,10 +284,12 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-/* Unwind from the registers in u. */
-static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, int max)
+/* Unwind from the registers in u (and the stack in u->stack when copied, else read now). */
+static int walk_frames(struct unwinder *u, pid_t tid, struct native_frame *out, int max, int copied)
 {
-	copy_stack(u);
+	u->sampled = copied;
+	if (!copied)
+		copy_stack(u);
 	struct walk w = { u, out, 0, max, 0 };
 	/* Ends at the outermost frame, or where the CFI or the registers known run out: what was found stands. */
 	dwfl_getthread_frames(u->dwfl, tid, on_frame, &w);
@@ -330,7 +337,7 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
 		u->nregs = 0;
 		u->regs[DWARF_SP] = sp;
 		u->regs[DWARF_PC] = pc;
-		int n = walk_frames(u, tid, out, max);
+		int n = walk_frames(u, tid, out, max, 0);
 		if (task_syscall(u->pid, tid, &again, &sp2, &pc2) || again != nr || sp2 != sp || pc2 != pc) {
 			u->left++;
 			return 0;
@@ -344,7 +351,7 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
 	if ((err = pause_thread_stop(tid, u->regs)))
 		return err == ERR_GONE ? 0 : err;
 	u->nregs = 17;
-	int n = walk_frames(u, tid, out, max);
+	int n = walk_frames(u, tid, out, max, 0);
 	if (still && !still(arg))
 		n = 0;
 	pause_thread_go(tid);
@@ -359,5 +366,23 @@ int unwind_regs(struct unwinder *u, pid_t tid, const uint64_t *regs, int nregs, 
 		return max <= 0 ? 0 : -EINVAL;
 	memcpy(u->regs, regs, sizeof(u->regs));
 	u->nregs = nregs;
-	return walk_frames(u, tid, out, max);
+	return walk_frames(u, tid, out, max, 0);
+}
+
+int unwind_sampled(struct unwinder *u, pid_t tid, const uint64_t *regs, const void *stack, size_t len,
+		   struct native_frame *out, int max)
+{
+	if (max <= 0)
+		return 0;
+	if (u->stale)
+		refresh(u);
+	if (!u->stack && !(u->stack = malloc(STACK_COPY)))
+		return -ENOMEM;
+	memcpy(u->regs, regs, sizeof(u->regs));
+	u->nregs = 17;
+	/* The stack as it was with those registers: the live one has moved on, so no more of it is read. */
+	u->stack_lo = regs[DWARF_SP];
+	u->stack_len = u->stack_max = len < STACK_COPY ? len : STACK_COPY;
+	memcpy(u->stack, stack, u->stack_len);
+	return walk_frames(u, tid, out, max, 1);
 }

@@ -31,6 +31,7 @@ struct unwinder {
 	int nregs;          /* 17, or 0 when only sp and pc are known */
 	unsigned char *stack; /* a copy of its stack from sp on, to serve most reads */
 	uint64_t stack_lo, stack_len, stack_max;
+	int sampled;          /* the stack is a copy taken with the registers: none of the live one is read */
 	int stale;           /* an address fell in no reported file: report them again (at most once a second) */
 	uint64_t refreshed;  /* when, monotonic ns */
 	int stop_in_libruby; /* when not 0: end an unwind at this many libruby frames in a row, or a first one */
@@ -71,5 +72,13 @@ int unwind_thread(struct unwinder *u, pid_t tid, int allow_stop, struct native_f
  * regs[7] (sp) and regs[16] (pc) known), for tests over a fake memory source.
  */
 int unwind_regs(struct unwinder *u, pid_t tid, const uint64_t *regs, int nregs, struct native_frame *out, int max);
+/*
+ * The same from the 17 registers and the copy of the stack from their sp on
+ * (len bytes) that the kernel took together when it interrupted the thread
+ * (a perf sample's): no stop, and nothing of the live stack is read (it has
+ * moved on); other memory (the files' code and data) is read as ever.
+ */
+int unwind_sampled(struct unwinder *u, pid_t tid, const uint64_t *regs, const void *stack, size_t len,
+		   struct native_frame *out, int max);
 
 #endif

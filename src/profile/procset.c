@@ -164,10 +164,13 @@ void procset_totals(const struct procset *ps, struct sampler *sum)
 			sum->capture_lost += st.lost;
 			sum->capture_bad += st.bad;
 			sum->capture_unfollowed += st.unfollowed;
+			sum->capture_native += st.native;
+			sum->capture_native_missed += st.native_missed;
 		}
 		sum->unchanged += s->unchanged;
 		sum->native_stops += s->native_stops;
 		sum->native_moved += s->native_moved;
+		sum->native_sampled += s->native_sampled;
 		sum->native_stop_ns += s->native_stop_ns;
 	}
 }

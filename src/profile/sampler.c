@@ -37,6 +37,8 @@ void sampler_free(struct sampler *s)
 	map_free(&s->frame_cache);
 	map_free(&s->threads_seen);
 	map_free(&s->state_frames);
+	if (s->capture && s->target && s->target->native_capture == s->capture)
+		s->target->native_capture = NULL;
 	ruby_capture_close(s->capture);
 }
 
@@ -182,14 +184,18 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 
 int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate)
 {
-	if (no_bpf || blocking || native || mode == SAMPLER_GVL || rate < 1)
+	(void)native; /* (the kernel copies the registers and stack with each sample: no stop) */
+	if (no_bpf || blocking || mode == SAMPLER_GVL || rate < 1)
 		return 0;
 	return (int)rate;
 }
 
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
-	return ruby_capture_open(s->target, hz, &s->capture, why, whylen);
+	int err = ruby_capture_open(s->target, hz, s->native, &s->capture, why, whylen);
+	if (!err && s->native)
+		s->target->native_capture = s->capture;
+	return err;
 }
 
 struct drain {
@@ -238,6 +244,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	s->torn += s->sample->torn;
 	if (s->native) {
 		s->native_moved += s->sample->native_moved;
+		s->native_sampled += s->sample->native_sampled;
 		s->native_stops = s->sample->native_stops;
 		s->native_stop_ns = s->sample->native_stop_ns;
 	}

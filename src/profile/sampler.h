@@ -31,6 +31,7 @@ struct sampler {
 	uint64_t unchanged; /* thread stacks that read as at the last sample (walk.h) */
 	uint64_t native_stops, native_stop_ns; /* --native: threads stopped for their registers, and for how long */
 	uint64_t native_moved; /* --native: thread stacks left without native frames (moved on during the unwind) */
+	uint64_t native_sampled; /* --native: threads on a CPU without the GVL unwound from a kernel sample (no stop) */
 	struct ruby_capture *capture; /* sampler_capture: the GVL holder sampled on its own CPU, or NULL */
 	uint64_t captured;     /* samples from it */
 	uint64_t owed;         /* samples of it read from outside for its time off its CPU (ruby_capture_owed) */
@@ -38,6 +39,7 @@ struct sampler {
 	uint64_t capture_lost; /* (procset_totals) samples it could not hand on: its ring was full */
 	uint64_t capture_bad;  /* (procset_totals) samples whose ec or frames did not read */
 	uint64_t capture_unfollowed; /* (procset_totals) threads it could not give a clock (read from outside) */
+	uint64_t capture_native, capture_native_missed; /* (procset_totals) --native: its samples with native frames, without */
 	uint64_t last_t;       /* the latest sample time added */
 };
 
@@ -46,9 +48,10 @@ void sampler_free(struct sampler *s);
 /*
  * The rate at which to sample the GVL holder on its own CPU for these options
  * (rate: the samples asked for a second), or 0 where that does not apply:
- * --no-bpf asks not to, --blocking and --native stop the thread they read
- * (its Ruby frames are read exactly then), and --mode gvl counts only the
- * threads waiting for the holder.
+ * --no-bpf asks not to, --blocking stops the threads it reads (their Ruby
+ * frames are read exactly then), and --mode gvl counts only the threads
+ * waiting for the holder. (--native takes the holder's native stack from the
+ * registers and stack the kernel copies at each of its samples.)
  */
 int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate);
 /*

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,6 +25,12 @@
 extern const unsigned char rbscope_capture_obj[], rbscope_capture_obj_end[];
 
 #define EPOCH 32 /* samples of a thread at one rate */
+/* --native: the user stack the kernel copies at a sample, and each thread's buffer for those samples */
+#define NATIVE_STACK (16u << 10)
+#define NATIVE_PAGES 32 /* (a power of 2) 128 KB: 7 samples, a few ticks' worth at 1000 Hz */
+/* x86-64's perf registers (asm/perf_regs.h) AX BX CX DX SI DI BP SP IP and R8-R15, given in that order */
+#define NATIVE_REGS (0x1ffULL | (0xffULL << 16))
+#define NATIVE_NEAR 200000 /* ns between a sample's time and its record's, at most */
 
 _Static_assert(EP_WORDS == CAPTURE_EP_WORDS, "capture_rec.h: the env words walk.c names frames from");
 
@@ -37,6 +45,8 @@ struct followed {
 	uint64_t period; /* its clock's, in ns of its CPU time */
 	int taken;       /* samples since it was set */
 	int64_t drift;   /* ns its ticks ran behind a steady clock at 1/hz, up to the last period set */
+	void *ring;      /* --native: the event's buffer (a control page, then NATIVE_PAGES of samples) */
+	size_t ring_len;
 	/* ruby_capture_owed: at the tick it was last asked, the time then and its CPU time then, and the
 	   time off its CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
 	uint64_t owed_tick, owed_wall, owed_cpu;
@@ -50,6 +60,9 @@ struct ruby_capture {
 	struct ring_buffer *rb;
 	int stats_fd;
 	uint64_t period_ns, rng, gen;
+	int native;
+	size_t page;
+	unsigned char *rec; /* --native: a sample out of a buffer, in one piece (at most 64 KB) */
 	struct followed *f;
 	int nf, capf;
 	struct ruby_frame *frames;
@@ -118,6 +131,85 @@ static void rejitter(struct ruby_capture *c, struct followed *f, uint64_t t_ns)
 	ioctl(f->fd, PERF_EVENT_IOC_PERIOD, &f->period);
 }
 
+/* n bytes at off in a buffer's data (size bytes, a power of 2, wrapping round) into out. */
+static void ring_copy(const unsigned char *data, uint64_t size, uint64_t off, void *out, size_t n)
+{
+	uint64_t at = off & (size - 1), first = size - at < n ? size - at : n;
+	memcpy(out, data + at, first);
+	memcpy((unsigned char *)out + first, data, n - first);
+}
+
+/* A sample's time (its header at off), or 0 when it is not a sample of the layout asked for. */
+static uint64_t sample_time(const unsigned char *data, uint64_t size, uint64_t off, const struct perf_event_header *h)
+{
+	uint64_t w[3]; /* pid and tid, time, the registers' ABI */
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h) + sizeof(w) + 17 * 8 + 16)
+		return 0;
+	ring_copy(data, size, off + sizeof(*h), w, sizeof(w));
+	return w[2] ? w[1] : 0;
+}
+
+/* The sample at off (sample_time() said it is one) into c->rec: its registers (DWARF order) and stack. 1 if it has a stack. */
+static int sample_parse(struct ruby_capture *c, const unsigned char *data, uint64_t size, uint64_t off, uint16_t n,
+			uint64_t *regs, const unsigned char **stack, size_t *len)
+{
+	ring_copy(data, size, off, c->rec, n);
+	const unsigned char *p = c->rec + sizeof(struct perf_event_header) + 24, *end = c->rec + n;
+	uint64_t v[17], ssize, taken = 0;
+	memcpy(v, p, sizeof(v));
+	p += sizeof(v);
+	memcpy(&ssize, p, 8);
+	p += 8;
+	if (ssize && (uint64_t)(end - p) >= ssize + 8)
+		memcpy(&taken, p + ssize, 8);
+	if (!taken)
+		return 0;
+	/* AX BX CX DX SI DI BP SP IP R8-R15 -> rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+	static const int from[17] = { 0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8 };
+	for (int i = 0; i < 17; i++)
+		regs[i] = v[from[i]];
+	*stack = p;
+	*len = (size_t)(taken < ssize ? taken : ssize);
+	return 1;
+}
+
+/*
+ * Go through f's buffer of kernel samples up to the first later than until
+ * (left for later), and pick the latest at or after since: into c->rec, its
+ * registers and stack valid until the next call. 1 if there is one.
+ */
+static int native_pick(struct ruby_capture *c, struct followed *f, uint64_t since, uint64_t until, uint64_t *regs,
+		       const unsigned char **stack, size_t *len)
+{
+	struct perf_event_mmap_page *m = f->ring;
+	const unsigned char *data = (const unsigned char *)f->ring + c->page;
+	uint64_t size = (uint64_t)NATIVE_PAGES * c->page;
+	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail, pick = UINT64_MAX;
+	uint16_t pick_size = 0;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		ring_copy(data, size, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		uint64_t time = sample_time(data, size, tail, &h);
+		if (time > until)
+			break;
+		if (time && time >= since)
+			pick = tail, pick_size = h.size;
+		tail += h.size;
+	}
+	int found = pick != UINT64_MAX && sample_parse(c, data, size, pick, pick_size, regs, stack, len);
+	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+	return found;
+}
+
+int ruby_capture_native_since(struct ruby_capture *c, uint64_t th, uint64_t since_ns, uint64_t *regs,
+			      const unsigned char **stack, size_t *len)
+{
+	struct followed *f = c && c->native ? find(c, th) : NULL;
+	return f && f->ring && native_pick(c, f, since_ns, UINT64_MAX, regs, stack, len);
+}
+
 static int on_rec(void *ctx, void *data, size_t size)
 {
 	struct ruby_capture *c = ctx;
@@ -143,11 +235,24 @@ static int on_rec(void *ctx, void *data, size_t size)
 		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
 	};
+	if (c->native && f->ring) {
+		uint64_t regs[17];
+		const unsigned char *stack;
+		size_t len;
+		/* the kernel's sample that goes with this record: their times are a few us apart (the kernel's is
+		   taken before the program runs), a thread's samples half a period at least */
+		if (native_pick(c, f, r->t_ns > NATIVE_NEAR ? r->t_ns - NATIVE_NEAR : 0, r->t_ns + NATIVE_NEAR, regs, &stack,
+				&len) &&
+		    ruby_native_sampled(c->t, &ts, CAPTURE_MAX_FRAMES + 2 + NATIVE_MAX, regs, stack, len))
+			c->st.native++;
+		else
+			c->st.native_missed++;
+	}
 	c->err = c->fn(c->arg, &ts, r->t_ns);
 	return 0;
 }
 
-int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, char *why, size_t whylen)
+int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_capture **out, char *why, size_t whylen)
 {
 	uint64_t owner, gc;
 	*out = NULL;
@@ -167,11 +272,16 @@ int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, 
 		return ERR_UNSUPPORTED;
 	}
 	struct ruby_capture *c = calloc(1, sizeof(*c));
-	if (!c || !(c->frames = malloc((CAPTURE_MAX_FRAMES + 2) * sizeof(*c->frames)))) {
+	if (!c || !(c->frames = malloc((CAPTURE_MAX_FRAMES + 2 + NATIVE_MAX) * sizeof(*c->frames))) ||
+	    (native && !(c->rec = malloc(1u << 16)))) {
+		if (c)
+			free(c->frames);
 		free(c);
 		return -ENOMEM;
 	}
 	c->t = t;
+	c->native = native;
+	c->page = (size_t)sysconf(_SC_PAGESIZE);
 	c->stats_fd = -1;
 	c->period_ns = 1000000000ULL / (uint64_t)hz;
 	c->rng = clock_now_ns() | 1;
@@ -209,6 +319,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, 
 		.owner = owner, .gc = gc, .th_ec = (uint32_t)L->th_ec, .ec_cfp = (uint32_t)L->ec_cfp,
 		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
 		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
+		.native = native ? 1 : 0,
 	};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {
@@ -237,6 +348,9 @@ static void unfollow(struct followed *f)
 		close(f->fd);
 	f->link = NULL;
 	f->fd = -1;
+	if (f->ring)
+		munmap(f->ring, f->ring_len);
+	f->ring = NULL;
 }
 
 void ruby_capture_close(struct ruby_capture *c)
@@ -249,6 +363,7 @@ void ruby_capture_close(struct ruby_capture *c)
 	ring_buffer__free(c->rb);
 	bpf_object__close(c->obj);
 	free(c->frames);
+	free(c->rec);
 	free(c);
 }
 
@@ -261,14 +376,35 @@ static int follow_one(struct ruby_capture *c, struct followed *f)
 		.config = PERF_COUNT_SW_TASK_CLOCK,
 		.sample_period = f->period = jittered(c, f),
 	};
+	if (c->native) {
+		a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = NATIVE_REGS;
+		a.sample_stack_user = NATIVE_STACK;
+		a.use_clockid = 1;
+		a.clockid = CLOCK_MONOTONIC; /* the program's bpf_ktime_get_ns() */
+	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, f->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (c->native) {
+		size_t len = (1 + NATIVE_PAGES) * c->page;
+		void *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (ring == MAP_FAILED) {
+			int err = -errno;
+			close(fd);
+			return err;
+		}
+		f->ring = ring;
+		f->ring_len = len;
+	}
 	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = f->th);
 	struct bpf_link *l = bpf_program__attach_perf_event_opts(c->prog, fd, &o);
 	if (!l) {
 		int err = -errno;
 		close(fd);
+		if (f->ring)
+			munmap(f->ring, f->ring_len);
+		f->ring = NULL;
 		return err;
 	}
 	f->fd = fd;

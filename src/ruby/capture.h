@@ -19,15 +19,17 @@ struct ruby_capture;
 struct ruby_capture_stats {
 	uint64_t fired, not_owner, lost, bad;
 	uint64_t unfollowed; /* tries to give a thread a clock that failed (it was read from outside) */
+	uint64_t native, native_missed; /* native: samples with native frames from the kernel's copy, and without */
 };
 
 /*
  * Sample t's GVL holder in its own context at hz (per second of its CPU time,
- * each period drawn at random around 1/hz). 0 with *out set, or a negative
- * code with why set to one line saying what is missing (privileges, the
- * kernel's BPF, this Ruby's layout).
+ * each period drawn at random around 1/hz); with native, its native frames
+ * too, unwound from the registers and stack the kernel copies at each sample
+ * (no stop). 0 with *out set, or a negative code with why set to one line
+ * saying what is missing (privileges, the kernel's BPF, this Ruby's layout).
  */
-int ruby_capture_open(struct ruby_target *t, int hz, struct ruby_capture **out, char *why, size_t whylen);
+int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_capture **out, char *why, size_t whylen);
 void ruby_capture_close(struct ruby_capture *c);
 
 /* Follow the threads of sample s (a task clock for each new one, none for those gone). 0 or a negative code. */
@@ -46,6 +48,14 @@ int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
  */
 int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns);
 
+/*
+ * native: the latest of the kernel's samples of thread th taken at or after
+ * since_ns (CLOCK_MONOTONIC), for a thread on its CPU without the GVL (whose
+ * Ruby frames stand still, read from outside): its 17 registers (DWARF
+ * order) and its copy of the stack, valid until the next call. 1 if found.
+ */
+int ruby_capture_native_since(struct ruby_capture *c, uint64_t th, uint64_t since_ns, uint64_t *regs,
+			      const unsigned char **stack, size_t *len);
 /*
  * Hand each sample taken since the last call to fn, oldest first, as a
  * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's

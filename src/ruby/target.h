@@ -12,6 +12,8 @@
 #include "../proc/mem.h"
 #include "layout.h"
 
+struct ruby_capture;
+
 struct iseq_info;
 struct walk_cache;
 struct core;
@@ -54,6 +56,8 @@ struct ruby_target {
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
+	struct ruby_capture *native_capture; /* WALK_NATIVE: takes the native stacks of the threads it covers */
+	uint64_t take_ns, prev_take_ns;      /* when the last two samples were taken (CLOCK_MONOTONIC) */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
 #include "../proc/unwind.h"
+#include "capture.h"
 #include "frames.h"
 #include "iseq.h"
 #include "object.h"
@@ -978,9 +980,8 @@ static int same_call(void *arg)
 	return same;
 }
 
-/* Put the thread's own native frames over its Ruby frames (WALK_NATIVE). */
-static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts,
-		       const struct walk_slot *w)
+/* The target's unwinder, opened on first use; NULL when it cannot be (then not tried again). */
+static struct unwinder *unwinder(struct ruby_target *t)
 {
 	struct walk_cache *c = t->walk;
 	if (!c->unwind && !c->unwind_err) {
@@ -994,23 +995,68 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 			c->unwind = NULL;
 		}
 	}
-	if (!c->unwind)
-		return;
-	struct native_check chk = { t, w, 0 };
-	uint64_t left = c->unwind->left;
-	int nr, n = unwind_thread(c->unwind, ts->tid, 1, c->native, NATIVE_MAX, &nr, same_call, &chk);
-	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr != TASK_SYSCALL_UNREAD)
-		ts->syscall = nr; /* read anyway: the state frame can name it */
-	s->native_stops = c->unwind->stops;
-	s->native_stop_ns = c->unwind->stop_ns;
-	s->native_moved += (uint64_t)chk.moved + (c->unwind->left - left);
-	int k = n > 0 ? native_above(c->native, n) : 0;
-	if (!k || s->nframes_total + (uint32_t)ts->nframes + (uint32_t)k > WALK_MAX_TOTAL)
+	return c->unwind;
+}
+
+/* The first k of the native frames in c->native over ts's frames, if room allows (room: frames ts may have). */
+static void put_native(struct walk_cache *c, struct ruby_thread_sample *ts, int k, uint32_t room)
+{
+	if (!k || (uint32_t)ts->nframes + (uint32_t)k > room)
 		return;
 	memmove(ts->frames + k, ts->frames, (size_t)ts->nframes * sizeof(*ts->frames));
 	for (int i = 0; i < k; i++)
 		ts->frames[i] = (struct ruby_frame){ c->native[i].name, c->native[i].module, 0, FRAME_NATIVE };
 	ts->nframes += k;
+}
+
+/* Put the thread's own native frames over its Ruby frames (WALK_NATIVE). */
+static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts,
+		       const struct walk_slot *w)
+{
+	struct walk_cache *c = t->walk;
+	/* A capture that has the kernel copy each sampled thread's registers and stack: the thread holding
+	   the GVL has its native frames from there (capture.c), and one on its CPU without it from its latest
+	   sample (below): no stop. */
+	int sampled = t->native_capture && ruby_capture_covers(t->native_capture, ts->th);
+	if (sampled && ts->state == THREAD_RUNNING)
+		return;
+	if (!unwinder(t))
+		return;
+	struct native_check chk = { t, w, 0 };
+	uint64_t left = c->unwind->left;
+	/* (a thread not followed yet, new since the last sample, is not stopped either: it is at the next) */
+	int nr, n = unwind_thread(c->unwind, ts->tid, !t->native_capture, c->native, NATIVE_MAX, &nr, same_call, &chk);
+	if (sampled && nr == TASK_ON_CPU) {
+		/* Without the GVL its Ruby frames stand still: if they read as at the last sample, a kernel
+		   sample taken since then is of this same call. */
+		uint64_t regs[17];
+		const unsigned char *stack;
+		size_t len;
+		n = 0;
+		if (ruby_capture_native_since(t->native_capture, ts->th, t->prev_take_ns, regs, &stack, &len) &&
+		    ts->unchanged && t->prev_take_ns)
+			n = unwind_sampled(c->unwind, ts->tid, regs, stack, len, c->native, NATIVE_MAX);
+		s->native_sampled += n > 0;
+		chk.moved += n <= 0;
+	}
+	if (ts->state == THREAD_BLOCKED && ts->syscall == WALK_SYSCALL_UNKNOWN && nr != TASK_SYSCALL_UNREAD)
+		ts->syscall = nr; /* read anyway: the state frame can name it */
+	s->native_stops = c->unwind->stops;
+	s->native_stop_ns = c->unwind->stop_ns;
+	s->native_moved += (uint64_t)chk.moved + (c->unwind->left - left);
+	put_native(c, ts, n > 0 ? native_above(c->native, n) : 0, WALK_MAX_TOTAL - s->nframes_total);
+}
+
+int ruby_native_sampled(struct ruby_target *t, struct ruby_thread_sample *ts, int room, const uint64_t *regs,
+			const void *stack, size_t len)
+{
+	struct walk_cache *c = t->walk;
+	if (!c || !unwinder(t))
+		return 0;
+	int n = unwind_sampled(c->unwind, ts->tid, regs, stack, len, c->native, NATIVE_MAX);
+	int k = n > 0 ? native_above(c->native, n) : 0;
+	put_native(c, ts, k, room > 0 ? (uint32_t)room : 0);
+	return n > 0;
 }
 
 /* The GC's frame for phase (not GC_NONE). */
@@ -1109,7 +1155,9 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->nframes_total = 0;
 	s->torn = s->retried = s->salvaged = s->unchanged = 0;
 	s->gc = GC_NONE;
-	s->native_moved = 0;
+	s->native_moved = s->native_sampled = 0;
+	t->prev_take_ns = t->take_ns;
+	t->take_ns = clock_now_ns();
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;

@@ -61,6 +61,7 @@ struct ruby_sample {
 	uint32_t unchanged; /* threads whose frames read as at the last sample, to the byte: named as then (a short read) */
 	int gc;            /* the VM was collecting garbage (enum gc_phase), its frame on the thread that holds the GVL */
 	uint64_t native_moved; /* WALK_NATIVE: threads left without native frames, having moved on during the unwind */
+	uint64_t native_sampled; /* WALK_NATIVE: threads on a CPU without the GVL unwound from a kernel sample (no stop) */
 	uint64_t native_stops, native_stop_ns; /* WALK_NATIVE, since attaching: threads stopped for their registers, and for how long */
 };
 
@@ -103,6 +104,14 @@ const char *ruby_thread_state_name(int state);
 int ruby_wait_method(const char *name);
 /* Does name switch fibers (Fiber#resume, Fiber.yield, Enumerator#next...)? Nothing runs above it in its context. */
 int ruby_switch_method(const char *name);
+/*
+ * Put the native frames over ts's Ruby frames (as WALK_NATIVE does) from the
+ * registers (17, DWARF order) and the copy of the stack from their sp on
+ * (len bytes) that the kernel took as it interrupted the thread: no stop.
+ * ts->frames must have room for room frames. 1 if the unwind found frames.
+ */
+int ruby_native_sampled(struct ruby_target *t, struct ruby_thread_sample *ts, int room, const uint64_t *regs,
+			const void *stack, size_t len);
 /* Free the walker's per-thread memory (ruby_target_flush and detach call it). */
 void ruby_walk_free(struct ruby_target *t);
 

@@ -60,6 +60,9 @@ for ver in 3.1 3.3 2.7 3.4 static; do
 	before=$(switches "$reader")
 	"$RBSCOPE" record -p "$pid" --native -r 200 -d 2 -f collapsed -o "$work/native.col" --raw "$work/native.raw" 2>"$work/native.err"
 	check "native: ruby $ver: record --native exits 0 ($(tail -n 1 "$work/native.err"))" test $? = 0
+	# As root the kernel copies each sampled thread's registers and stack (BPF sampler): no thread is stopped.
+	check "native: ruby $ver: record --native stops no thread: the GVL holder unwound from the kernel's copy at its samples" \
+		grep -Eq 'no stop\): the thread holding the GVL [1-9][0-9]* times with native frames, [0-9]+ without; threads on a CPU without it [0-9]+ times; 0 running threads stopped' "$work/native.err"
 	after=$(switches "$reader")
 	check "native: ruby $ver: the blocked reader is unwound without a stop (context switches $before -> $after over 400 samples)" \
 		sh -c "[ -n '$before' ] && [ '$before' = '$after' ]"
@@ -78,6 +81,11 @@ for ver in 3.1 3.3 2.7 3.4 static; do
 		check "native: ruby $ver: libxml2's parser under Nokogiri (ruby-nokogiri)" \
 			grep -Eq 'Nokogiri::XML::Document\.read_memory [^;]*;.*xmlParse[A-Za-z]* \(libxml2\.so' "$work/native.col"
 	fi
+	# Without BPF (--no-bpf, or not root) a running thread is stopped for its registers: the same frames.
+	"$RBSCOPE" record -p "$pid" --native --no-bpf -r 200 -d 1 -f collapsed -o "$work/native-nobpf.col" 2>"$work/native-nobpf.err"
+	check "native: ruby $ver: record --native --no-bpf stops running threads for their registers, same frames ($(grep -o 'stopped [0-9]* running threads[^;]*' "$work/native-nobpf.err"))" \
+		sh -c "grep -Eq 'stopped [1-9][0-9]* running threads' '$work/native-nobpf.err' &&
+			grep -Eq 'RbscopeNativeTest\.hot [^;]*;hot \(rbscope_native_test\.so\);rbscope_test_hot' '$work/native-nobpf.col'"
 	"$RBSCOPE" top -p "$pid" --native -r 200 -i 1 -n 1 >"$work/native-top.txt" 2>&1
 	check "native: ruby $ver: top --native counts the extension's leaf function" grep -q 'rbscope_test_leaf (rbscope_native_test.so)' "$work/native-top.txt"
 	"$RBSCOPE" report -i "$work/native.raw" -f collapsed -o "$work/native-report.col"

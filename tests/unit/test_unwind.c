@@ -104,11 +104,60 @@ static void test_unwind_corrupt_stacks(void **state)
 	strtab_free(&s);
 }
 
+/*
+ * From registers and a copy of the stack taken with them (as the kernel's
+ * perf sample gives them): the same functions as from the live stack; a copy
+ * cut short gives fewer, never frames read past it.
+ */
+__attribute__((noinline)) static void unwind_copy_here(int *same, int *short_fewer)
+{
+	struct unwinder u;
+	struct mem m;
+	struct strtab s;
+	struct native_frame live[64], copied[64], cut[64];
+	uint64_t regs[17];
+	static unsigned char copy[65536];
+	assert_int_equal(strtab_init(&s), 0);
+	mem_open_pid(&m, getpid());
+	assert_int_equal(unwind_open(&u, getpid(), &m, NULL, &s), 0);
+	own_registers(regs);
+	size_t len = sizeof(copy);
+	FILE *maps = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	while (maps && fgets(line, sizeof(line), maps))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && regs[7] >= lo && regs[7] < hi && hi - regs[7] < len)
+			len = hi - regs[7]; /* (the stack's mapping ends before) */
+	if (maps)
+		fclose(maps);
+	memcpy(copy, (const void *)(uintptr_t)regs[7], len);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int n = unwind_regs(&u, tid, regs, 17, live, 64);
+	int k = unwind_sampled(&u, tid, regs, copy, len, copied, 64);
+	*same = n >= 3 && k == n && has_frame(&s, copied, k, "test_unwind_sampled_copy") && has_frame(&s, copied, k, "main");
+	for (int i = 0; *same && i < n; i++) /* (the same functions: return addresses on the live stack have changed since) */
+		*same = live[i].name == copied[i].name;
+	int c = unwind_sampled(&u, tid, regs, copy, 16, cut, 64);
+	*short_fewer = c >= 1 && c < n && !has_frame(&s, cut, c, "main");
+	unwind_close(&u);
+	strtab_free(&s);
+}
+
+static void test_unwind_sampled_copy(void **state)
+{
+	(void)state;
+	int same = 0, short_fewer = 0;
+	unwind_copy_here(&same, &short_fewer);
+	assert_true(same);
+	assert_true(short_fewer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unwind_own_stack),
 		cmocka_unit_test(test_unwind_corrupt_stacks),
+		cmocka_unit_test(test_unwind_sampled_copy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,7 +118,9 @@ int capture(void *ctx)
 		return 0;
 	if (word(c->owner) != th) {
 		count(CAPTURE_NOT_OWNER);
-		return 0;
+		/* --native: a thread on its CPU without the GVL (in C code that let it go) has its native stack
+		   in the kernel's sample; its Ruby frames stand still, and are read from outside */
+		return c->native ? 1 : 0;
 	}
 	__u64 ec = word(th + c->th_ec);
 	if (!ec || bpf_probe_read_user(e, 24, (const void *)ec)) {
@@ -170,7 +172,10 @@ int capture(void *ctx)
 	__u64 len = sizeof(*r) - sizeof(r->frames) + n * sizeof(r->frames[0]);
 	if (len > sizeof(*r))
 		len = sizeof(*r);
-	if (bpf_ringbuf_output(&events, r, len, BPF_RB_NO_WAKEUP)) /* (read at each tick: no one waits on it) */
+	if (bpf_ringbuf_output(&events, r, len, BPF_RB_NO_WAKEUP)) { /* (read at each tick: no one waits on it) */
 		count(CAPTURE_LOST);
-	return 0;
+		return 0;
+	}
+	/* --native: the kernel's sample too, its user registers and stack, paired with this record by time. */
+	return c->native ? 1 : 0;
 }

@@ -26,7 +26,7 @@ struct capture_config {
 	capture_u32 th_ec; /* rb_thread_t.ec */
 	capture_u32 ec_cfp, ec_stack, ec_stack_size; /* in the ec's first 24 bytes */
 	capture_u32 cfp_size, cfp_sp, cfp_ep;
-	capture_u32 pad;
+	capture_u32 native; /* 1: the kernel also writes the sample (user registers and stack) to the event's buffer */
 };
 
 enum capture_stat {
