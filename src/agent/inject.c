@@ -501,7 +501,11 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 	enum wait_kind kind;
 	long nr = -1;
-	pid_t tid = choose_thread(&t, &kind, &nr);
+	/* A thread between two waits (a loop of short sleeps, a server between requests), or a sample that
+	   read torn as it moved: parked again soon. Looked for for up to a fifth of a second. */
+	pid_t tid = 0;
+	for (int i = 0; i < 20 && !(tid = choose_thread(&t, &kind, &nr)); i++)
+		usleep(10000);
 	if (!tid) {
 		ruby_target_detach(&t);
 		return fail(msg, cap, ERR_INJECT,

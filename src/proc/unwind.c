@@ -26,10 +26,32 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+/*
+ * libdwfl's callbacks, with where separate debug files are looked for: by
+ * build id under the process's own /usr/lib/debug (a container's, through
+ * /proc/PID/root), then the usual places (next to the file, .debug).
+ */
+struct callbacks {
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;
 };
+
+static struct callbacks *callbacks_new(pid_t pid)
+{
+	struct callbacks *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	char path[96];
+	snprintf(path, sizeof(path), ":.debug:/proc/%d/root/usr/lib/debug", (int)pid);
+	if (!(c->debuginfo_path = strdup(path))) {
+		free(c);
+		return NULL;
+	}
+	c->cb.find_elf = dwfl_build_id_find_elf;
+	c->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	c->cb.debuginfo_path = &c->debuginfo_path;
+	return c;
+}
 
 static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 {
@@ -134,7 +156,7 @@ static int new_session(struct unwinder *u, const char *libruby)
 	int err = maps_read(u->pid, &u->maps);
 	if (err)
 		return err;
-	if (!(u->dwfl = dwfl_begin(&callbacks)))
+	if (!(u->dwfl = dwfl_begin(&((struct callbacks *)u->callbacks)->cb)))
 		return -ENOMEM;
 	if ((err = report_modules(u, libruby)))
 		return err;
@@ -148,6 +170,8 @@ int unwind_open(struct unwinder *u, pid_t pid, struct mem *mem, const char *libr
 	u->mem = mem;
 	u->strs = strs;
 	map_init(&u->names);
+	if (!(u->callbacks = callbacks_new(pid)))
+		return -ENOMEM;
 	return new_session(u, libruby_path);
 }
 
@@ -158,6 +182,9 @@ void unwind_close(struct unwinder *u)
 	maps_free(&u->maps);
 	map_free(&u->names);
 	free(u->stack);
+	if (u->callbacks)
+		free(((struct callbacks *)u->callbacks)->debuginfo_path);
+	free(u->callbacks);
 	memset(u, 0, sizeof(*u));
 }
 

@@ -22,6 +22,7 @@ struct unwinder {
 	pid_t pid;
 	struct mem *mem;
 	void *dwfl;         /* Dwfl * */
+	void *callbacks;    /* its callbacks (unwind.c), with the process's debug directory */
 	struct maps maps;   /* as reported to dwfl */
 	uint64_t libruby_lo, libruby_hi; /* where libruby's (or a static ruby's) code is, 0 if unknown */
 	struct map names;   /* pc -> its function's and file's names (strtab ids) */
