@@ -98,6 +98,28 @@ if await_ready "$work/spin.out" $spin; then
 fi
 stop_ruby $spin
 
+# No --agent, and no rbscope gem where that Ruby looks (its GEM_HOME, GEM_PATH, RubyGems' defaults, the user's
+# gem directories): refused in one line naming the Ruby, nothing written. (Skipped where a gem is installed.)
+api=$(ruby -e 'print RbConfig::CONFIG["ruby_version"]')
+if ls -d /var/lib/gems/$api/gems/rbscope-* /usr/local/lib/ruby/gems/$api/gems/rbscope-* \
+	/usr/lib/ruby/gems/$api/gems/rbscope-* >/dev/null 2>&1; then
+	skipped "inject: no gem for the process's Ruby: a gem is installed on this machine"
+else
+	mkdir -p "$work/nohome"
+	env -u GEM_HOME -u GEM_PATH HOME="$work/nohome" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/nogem.out" 2>&1 &
+	ng=$!
+	pids="$pids $ng"
+	if await_ready "$work/nogem.out" $ng; then
+		maps0=$(wc -l </proc/$ng/maps)
+		"$RBSCOPE" backtraces -p $ng --inject 2>"$work/e"
+		rc=$?
+		check "inject: no gem for the process's Ruby, no --agent: exit 13, one line naming the Ruby, nothing mapped ($(head -c 150 "$work/e"))" \
+			sh -c "test $rc = 13 && grep -q 'no rbscope gem installed for Ruby ${api%.*}' '$work/e' && test \$(wc -l <'$work/e') = 1 &&
+				test \$(wc -l </proc/$ng/maps) = $maps0"
+	fi
+	stop_ruby $ng
+fi
+
 # An idle process (every thread parked): the job still runs at once; then 100 more --inject calls change nothing.
 if start_target idle idle; then
 	fds=$(ls /proc/$tpid/fd | wc -l)
