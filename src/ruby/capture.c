@@ -47,6 +47,7 @@ struct followed {
 	int64_t drift;   /* ns its ticks ran behind a steady clock at 1/hz, up to the last period set */
 	void *ring;      /* --native: the event's buffer (a control page, then NATIVE_PAGES of samples) */
 	size_t ring_len;
+	struct capture_mark mark; /* --native: the latest, while it was on its CPU without the GVL */
 	/* ruby_capture_owed: at the tick it was last asked, the time then and its CPU time then, and the
 	   time off its CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
 	uint64_t owed_tick, owed_wall, owed_cpu;
@@ -176,7 +177,8 @@ static int sample_parse(struct ruby_capture *c, const unsigned char *data, uint6
 /*
  * Go through f's buffer of kernel samples up to the first later than until
  * (left for later), and pick the latest at or after since: into c->rec, its
- * registers and stack valid until the next call. 1 if there is one.
+ * registers and stack valid until the next call. 1 if there is one. (With
+ * regs NULL, only drop those up to until.)
  */
 static int native_pick(struct ruby_capture *c, struct followed *f, uint64_t since, uint64_t until, uint64_t *regs,
 		       const unsigned char **stack, size_t *len)
@@ -198,16 +200,23 @@ static int native_pick(struct ruby_capture *c, struct followed *f, uint64_t sinc
 			pick = tail, pick_size = h.size;
 		tail += h.size;
 	}
-	int found = pick != UINT64_MAX && sample_parse(c, data, size, pick, pick_size, regs, stack, len);
+	int found = pick != UINT64_MAX && regs && sample_parse(c, data, size, pick, pick_size, regs, stack, len);
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
 	return found;
 }
 
-int ruby_capture_native_since(struct ruby_capture *c, uint64_t th, uint64_t since_ns, uint64_t *regs,
-			      const unsigned char **stack, size_t *len)
+int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, uint64_t cfp, uint64_t self, uint64_t ep, uint64_t me,
+			   uint64_t *regs, const unsigned char **stack, size_t *len)
 {
 	struct followed *f = c && c->native ? find(c, th) : NULL;
-	return f && f->ring && native_pick(c, f, since_ns, UINT64_MAX, regs, stack, len);
+	if (!f || !f->ring || !f->mark.t_ns)
+		return 0;
+	const struct capture_mark *m = &f->mark;
+	int same = m->cfp == cfp && m->self == self && m->ep == ep && m->me == me;
+	uint64_t t = m->t_ns;
+	f->mark.t_ns = 0; /* (its sample is used once) */
+	/* the sample taken with it, or (another call) none: older ones are dropped either way */
+	return native_pick(c, f, t - NATIVE_NEAR, t + NATIVE_NEAR, regs, stack, len) && same ? 1 : -1;
 }
 
 static int on_rec(void *ctx, void *data, size_t size)
@@ -219,6 +228,11 @@ static int on_rec(void *ctx, void *data, size_t size)
 	struct followed *f = find(c, r->th);
 	if (!f)
 		return 0; /* a thread no longer followed */
+	if (r->total == CAPTURE_MARK) { /* --native: on its CPU without the GVL (ruby_capture_native_of) */
+		if (size >= sizeof(f->mark))
+			memcpy(&f->mark, data, sizeof(f->mark));
+		return 0;
+	}
 	if (f->fd >= 0)
 		rejitter(c, f, r->t_ns);
 	int dropped = 0, k = ruby_gc_frame(c->t, r->gcw, &c->frames[0]);
@@ -319,7 +333,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_cap
 		.owner = owner, .gc = gc, .th_ec = (uint32_t)L->th_ec, .ec_cfp = (uint32_t)L->ec_cfp,
 		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
 		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
-		.native = native ? 1 : 0,
+		.native = native ? 1 : 0, .cfp_self = (uint32_t)L->cfp_self,
 	};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {
@@ -494,6 +508,14 @@ int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)
 	int n = ring_buffer__consume(c->rb);
 	if (c->err)
 		return c->err;
+	/* --native: the kernel's samples no record or mark will ask for (a thread off its CPU at the ticks, or
+	   one whose mark went unused) are dropped, or its buffer would fill and lose the ones to come */
+	uint64_t now = clock_now_ns();
+	for (int i = 0; i < c->nf; i++) {
+		struct followed *f = &c->f[i];
+		if (f->ring)
+			native_pick(c, f, UINT64_MAX, (f->mark.t_ns ? f->mark.t_ns : now) - NATIVE_NEAR - 1, NULL, NULL, NULL);
+	}
 	return n < 0 ? n : 0;
 }
 

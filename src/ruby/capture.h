@@ -49,13 +49,15 @@ int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
 int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns);
 
 /*
- * native: the latest of the kernel's samples of thread th taken at or after
- * since_ns (CLOCK_MONOTONIC), for a thread on its CPU without the GVL (whose
- * Ruby frames stand still, read from outside): its 17 registers (DWARF
- * order) and its copy of the stack, valid until the next call. 1 if found.
+ * native, a thread on its CPU without the GVL (its Ruby frames stand still,
+ * read from outside): the kernel's sample taken at its latest sample since
+ * the last call, if it was then in the call read now (innermost control
+ * frame cfp, its self and ep, the env's method entry me): its 17 registers
+ * (DWARF order) and copy of the stack, valid until the next call. 1 if so;
+ * 0 when it has had no sample since; -1 when that was of another call.
  */
-int ruby_capture_native_since(struct ruby_capture *c, uint64_t th, uint64_t since_ns, uint64_t *regs,
-			      const unsigned char **stack, size_t *len);
+int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, uint64_t cfp, uint64_t self, uint64_t ep, uint64_t me,
+			   uint64_t *regs, const unsigned char **stack, size_t *len);
 /*
  * Hand each sample taken since the last call to fn, oldest first, as a
  * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's

@@ -57,7 +57,6 @@ struct ruby_target {
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	struct ruby_capture *native_capture; /* WALK_NATIVE: takes the native stacks of the threads it covers */
-	uint64_t take_ns, prev_take_ns;      /* when the last two samples were taken (CLOCK_MONOTONIC) */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };

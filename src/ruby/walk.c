@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
 #include "../proc/unwind.h"
@@ -71,6 +70,10 @@ struct walk_slot {
 	struct ruby_frame *last_frames;
 	int last_n, last_named, quiet;
 	int last_cap; /* frames last_cfps and last_frames have room for */
+	/* --native, on its CPU without the GVL: the native frames of its last kernel sample, and of which call */
+	struct native_frame *nat;
+	int nat_n;
+	uint64_t nat_cfp, nat_self, nat_ep, nat_me;
 	uint64_t batch_gen; /* read the quiet way in batch number batch_gen, as its part batch_i */
 	int batch_i;
 	/* its tid where it is not in rb_thread_t (3.3+: in its native thread; 2.7: in glibc's pthread), kept
@@ -110,8 +113,11 @@ static void slot_forget(struct walk_slot *w)
 {
 	free(w->last_cfps);
 	free(w->last_frames);
+	free(w->nat);
 	w->last_cfps = NULL;
 	w->last_frames = NULL;
+	w->nat = NULL;
+	w->nat_n = 0;
 	w->last_n = w->last_named = w->quiet = w->last_cap = 0;
 }
 
@@ -1011,7 +1017,7 @@ static void put_native(struct walk_cache *c, struct ruby_thread_sample *ts, int 
 
 /* Put the thread's own native frames over its Ruby frames (WALK_NATIVE). */
 static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby_thread_sample *ts,
-		       const struct walk_slot *w)
+		       struct walk_slot *w)
 {
 	struct walk_cache *c = t->walk;
 	/* A capture that has the kernel copy each sampled thread's registers and stack: the thread holding
@@ -1027,15 +1033,31 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	/* (a thread not followed yet, new since the last sample, is not stopped either: it is at the next) */
 	int nr, n = unwind_thread(c->unwind, ts->tid, !t->native_capture, c->native, NATIVE_MAX, &nr, same_call, &chk);
 	if (sampled && nr == TASK_ON_CPU) {
-		/* Without the GVL its Ruby frames stand still: if they read as at the last sample, a kernel
-		   sample taken since then is of this same call. */
+		/* Without the GVL its Ruby frames stand still: the kernel's latest sample of it is of the call
+		   read now if the program saw it in that call then. With no sample since the last tick (its clock
+		   counts its CPU time), the one before stands while the call is the same. */
 		uint64_t regs[17];
 		const unsigned char *stack;
 		size_t len;
+		int got = ruby_capture_native_of(t->native_capture, ts->th, w->cfp, w->top_self, w->top_ep, w->top_me,
+						 regs, &stack, &len);
 		n = 0;
-		if (ruby_capture_native_since(t->native_capture, ts->th, t->prev_take_ns, regs, &stack, &len) &&
-		    ts->unchanged && t->prev_take_ns)
+		if (got > 0)
 			n = unwind_sampled(c->unwind, ts->tid, regs, stack, len, c->native, NATIVE_MAX);
+		if (got > 0 && n > 0 && (w->nat || (w->nat = malloc(NATIVE_MAX * sizeof(*w->nat))))) {
+			memcpy(w->nat, c->native, (size_t)n * sizeof(*w->nat));
+			w->nat_n = n;
+			w->nat_cfp = w->cfp;
+			w->nat_self = w->top_self;
+			w->nat_ep = w->top_ep;
+			w->nat_me = w->top_me;
+		} else if (got < 0) {
+			w->nat_n = 0;
+		} else if (!got && w->nat_n && w->nat_cfp == w->cfp && w->nat_self == w->top_self &&
+			   w->nat_ep == w->top_ep && w->nat_me == w->top_me) {
+			memcpy(c->native, w->nat, (size_t)w->nat_n * sizeof(*w->nat));
+			n = w->nat_n;
+		}
 		s->native_sampled += n > 0;
 		chk.moved += n <= 0;
 	}
@@ -1156,8 +1178,6 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->torn = s->retried = s->salvaged = s->unchanged = 0;
 	s->gc = GC_NONE;
 	s->native_moved = s->native_sampled = 0;
-	t->prev_take_ns = t->take_ns;
-	t->take_ns = clock_now_ns();
 	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;

@@ -118,9 +118,22 @@ int capture(void *ctx)
 		return 0;
 	if (word(c->owner) != th) {
 		count(CAPTURE_NOT_OWNER);
-		/* --native: a thread on its CPU without the GVL (in C code that let it go) has its native stack
-		   in the kernel's sample; its Ruby frames stand still, and are read from outside */
-		return c->native ? 1 : 0;
+		if (!c->native)
+			return 0;
+		/* --native: a thread on its CPU without the GVL (in C code that let it go) has its native stack in
+		   the kernel's sample; its Ruby frames stand still and are read from outside: the call it is in,
+		   for that read to match. */
+		struct capture_mark m = { .t_ns = t_ns, .th = th, .total = CAPTURE_MARK };
+		m.ec = word(th + c->th_ec);
+		if (m.ec && !bpf_probe_read_user(e, 24, (const void *)m.ec)) {
+			m.cfp = e[(c->ec_cfp / 8) & 3];
+			m.self = word(m.cfp + c->cfp_self);
+			m.ep = word(m.cfp + c->cfp_ep);
+			m.me = m.ep > 16 ? word(m.ep - 16) : 0;
+		}
+		if (!m.cfp || bpf_ringbuf_output(&events, &m, sizeof(m), BPF_RB_NO_WAKEUP))
+			return 0;
+		return 1;
 	}
 	__u64 ec = word(th + c->th_ec);
 	if (!ec || bpf_probe_read_user(e, 24, (const void *)ec)) {

@@ -27,6 +27,7 @@ struct capture_config {
 	capture_u32 ec_cfp, ec_stack, ec_stack_size; /* in the ec's first 24 bytes */
 	capture_u32 cfp_size, cfp_sp, cfp_ep;
 	capture_u32 native; /* 1: the kernel also writes the sample (user registers and stack) to the event's buffer */
+	capture_u32 cfp_self, pad;
 };
 
 enum capture_stat {
@@ -35,6 +36,19 @@ enum capture_stat {
 	CAPTURE_LOST,      /* the ring was full */
 	CAPTURE_BAD,       /* the ec or its frames did not read */
 	CAPTURE_STATS
+};
+
+/*
+ * --native, a thread on its CPU without the GVL: which call it was in (its
+ * innermost control frame, that frame's self and ep, and the env's method
+ * entry), so that the kernel's sample taken with it is used only for a read
+ * of the same call. Told from a capture_rec by total == CAPTURE_MARK.
+ */
+#define CAPTURE_MARK 0xffffffffu
+struct capture_mark {
+	capture_u64 t_ns, th, ec, cfp;
+	capture_u32 n, total; /* 0, CAPTURE_MARK */
+	capture_u64 self, ep, me;
 };
 
 /* One frame as taken: its env words and its control frame (cfp_size bytes of cfp). */
