@@ -11,13 +11,14 @@
 
 /* Field numbers of profile.proto (package perftools.profiles). */
 enum {
-	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_LOCATION = 4, PPROF_FUNCTION = 5,
+	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_MAPPING = 3, PPROF_LOCATION = 4, PPROF_FUNCTION = 5,
 	PPROF_STRING_TABLE = 6, PPROF_TIME_NANOS = 9, PPROF_DURATION_NANOS = 10,
 	PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12, PPROF_COMMENT = 13,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-	LOCATION_ID = 1, LOCATION_LINE = 4,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
 	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
 };
@@ -53,7 +54,9 @@ struct pprof {
 	uint32_t *func_of; /* frame -> function id, 0 for thread roots */
 	uint32_t *loc_of;  /* frame -> location id, 0 for thread roots */
 	uint32_t *func_frame; /* function id -> a frame of that function */
-	uint32_t nfuncs, nlocs;
+	uint32_t *map_of;  /* frame -> mapping id: --native's frames, one mapping per library; 0 for Ruby's */
+	uint32_t *map_path; /* mapping id -> its library (profile strtab id) */
+	uint32_t nfuncs, nlocs, nmaps;
 	uint64_t *ids;     /* one sample's location ids */
 	const char **strs; /* the string table */
 	uint32_t nstrs;
@@ -220,8 +223,9 @@ static uint32_t str_of(struct pprof *pp, uint32_t id)
 static int index_frames(struct pprof *pp)
 {
 	const struct profile *p = pp->p;
-	struct map funcs;
+	struct map funcs, maps;
 	map_init(&funcs);
+	map_init(&maps);
 	for (uint32_t i = 0; i < p->nframes && !pp->msg.err; i++) {
 		const struct profile_frame *fr = &p->frames[i];
 		if (fr->kind == PROFILE_FRAME_THREAD)
@@ -239,8 +243,21 @@ static int index_frames(struct pprof *pp)
 			str_of(pp, fr->path);
 		}
 		pp->loc_of[i] = ++pp->nlocs;
+		if (fr->kind == PROFILE_FRAME_NATIVE && fr->path) { /* the library it is in, as a native profiler's */
+			uint64_t *m = map_get(&maps, fr->path);
+			if (m) {
+				pp->map_of[i] = (uint32_t)*m;
+			} else {
+				pp->map_of[i] = ++pp->nmaps;
+				pp->map_path[pp->nmaps] = fr->path;
+				if (map_put(&maps, fr->path, pp->nmaps))
+					pp->msg.err = -ENOMEM;
+				str_of(pp, fr->path);
+			}
+		}
 	}
 	map_free(&funcs);
+	map_free(&maps);
 	return pp->msg.err;
 }
 
@@ -270,8 +287,10 @@ static int pprof_init(struct pprof *pp, const struct profile *p, const struct pp
 	pp->func_of = calloc(p->nframes + 1, sizeof(*pp->func_of));
 	pp->loc_of = calloc(p->nframes + 1, sizeof(*pp->loc_of));
 	pp->func_frame = calloc(p->nframes + 1, sizeof(*pp->func_frame));
+	pp->map_of = calloc(p->nframes + 1, sizeof(*pp->map_of));
+	pp->map_path = calloc(p->nframes + 1, sizeof(*pp->map_path));
 	pp->ids = calloc(maxlen + 1, sizeof(*pp->ids));
-	if (!pp->func_of || !pp->loc_of || !pp->func_frame || !pp->ids)
+	if (!pp->func_of || !pp->loc_of || !pp->func_frame || !pp->map_of || !pp->map_path || !pp->ids)
 		return -ENOMEM;
 	pp->period = p->rate_hz ? 1000000000ull / p->rate_hz : 0;
 	str_add(pp, "");
@@ -303,6 +322,8 @@ static void pprof_free(struct pprof *pp)
 	free(pp->func_of);
 	free(pp->loc_of);
 	free(pp->func_frame);
+	free(pp->map_of);
+	free(pp->map_path);
 	free(pp->ids);
 	free(pp->strs);
 	free(pp->labels);
@@ -434,8 +455,20 @@ static void put_location(struct pprof *pp, uint32_t frame)
 	pb_int(&pp->sub, LINE_LINE, fr->line > 0 ? (uint64_t)fr->line : 0);
 	pb_reset(&pp->msg);
 	pb_int(&pp->msg, LOCATION_ID, pp->loc_of[frame]);
+	if (pp->map_of[frame])
+		pb_int(&pp->msg, LOCATION_MAPPING_ID, pp->map_of[frame]);
 	pb_message(&pp->msg, LOCATION_LINE, &pp->sub);
 	gz_message(&pp->gz, PPROF_LOCATION, &pp->msg);
+}
+
+/* A library native frames are in: its name, and that its functions are named (no addresses to symbolize). */
+static void put_mapping(struct pprof *pp, uint32_t id)
+{
+	pb_reset(&pp->msg);
+	pb_int(&pp->msg, MAPPING_ID, id);
+	pb_int(&pp->msg, MAPPING_FILENAME, str_of(pp, pp->map_path[id]));
+	pb_int(&pp->msg, MAPPING_HAS_FUNCTIONS, 1);
+	gz_message(&pp->gz, PPROF_MAPPING, &pp->msg);
 }
 
 /* start_line is left out: a frame holds the line it was at, not where its method begins. */
@@ -486,6 +519,8 @@ static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 			put_location(pp, i);
 	for (uint32_t id = 1; id <= pp->nfuncs && !pp->gz.err; id++)
 		put_function(pp, id);
+	for (uint32_t id = 1; id <= pp->nmaps && !pp->gz.err; id++)
+		put_mapping(pp, id);
 	put_scalar(pp, PPROF_TIME_NANOS, p->start_ns);
 	put_scalar(pp, PPROF_DURATION_NANOS, p->duration_ns);
 	put_value_type(pp, PPROF_PERIOD_TYPE, kind, pp->s_ns);

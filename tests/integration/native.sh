@@ -105,6 +105,18 @@ for ver in 3.1 3.3 2.7 3.4 static; do
 	check "native: ruby $ver: top --native counts the extension's leaf function" grep -q 'rbscope_test_leaf (rbscope_native_test.so)' "$work/native-top.txt"
 	"$RBSCOPE" report -i "$work/native.raw" -f collapsed -o "$work/native-report.col"
 	check "native: ruby $ver: --raw keeps the native frames: report gives the same stacks" cmp -s "$work/native.col" "$work/native-report.col"
+	# pprof: native frames' locations in a mapping per library, as a native profiler's are
+	if [ "$ver" = 3.1 ] && command -v protoc >/dev/null; then
+		"$RBSCOPE" report -i "$work/native.raw" -f pprof -o "$work/native.pb.gz" 2>/dev/null
+		gzip -dc "$work/native.pb.gz" | protoc --decode perftools.profiles.Profile -I "$top/tests/data" \
+			"$top/tests/data/profile.proto" >"$work/native-pb.txt" 2>/dev/null
+		# the string index of the extension's name, then a mapping naming it that native locations refer to
+		ix=$(awk '$1 == "string_table:" { if ($2 == "\"rbscope_native_test.so\"") print n; n++ }' "$work/native-pb.txt")
+		check "native: ruby $ver: pprof: the extension's functions in a mapping of their own (string $ix)" \
+			awk -v ix="$ix" '/^mapping {/ { m = 1; next } m && $1 == "id:" { id = $2 } m && $1 == "filename:" && $2 == ix { want = id }
+				/^}/ { m = 0 } /^location {/ { l = 1; next } l && $1 == "mapping_id:" { used[$2] = 1 } /^}/ { l = 0 }
+				END { exit !(ix != "" && want != "" && (want in used)) }' "$work/native-pb.txt"
+	fi
 	"$RBSCOPE" record -p "$pid" --native -r 200 -d 1 -f firefox -o "$work/native.json" 2>/dev/null
 	check "native: ruby $ver: the Firefox profile puts native frames in their own category" \
 		ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); n = j["meta"]["categories"].index { |c| c["name"] == "Native" }
