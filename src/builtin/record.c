@@ -232,7 +232,7 @@ int cmd_record(int argc, char **argv)
 	ps.syscalls = o.syscalls;
 	ps.native = o.native;
 	ps.blocking = o.blocking;
-	ps.capture_hz = sampler_capture_hz(o.mode, o.blocking, o.native, o.no_bpf, o.rate);
+	ps.capture_hz = sampler_capture_hz(o.mode, o.blocking, o.no_bpf, o.rate);
 	ps.verbose = isatty(2);
 	ps.attach = &builtin_attach_opts;
 	err = err ?: procset_add(&ps, o.pid, &t);

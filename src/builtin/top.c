@@ -237,7 +237,7 @@ int cmd_top(int argc, char **argv)
 	struct window w = { .cur = 0 };
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
-	v.capture_hz = sampler_capture_hz(v.mode, 0, v.native, v.no_bpf, rate);
+	v.capture_hz = sampler_capture_hz(v.mode, 0, v.no_bpf, rate);
 	int err = reset_window(&w, &t, &v);
 	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);

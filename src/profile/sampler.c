@@ -182,9 +182,8 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 	return 0;
 }
 
-int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate)
+int sampler_capture_hz(int mode, int blocking, int no_bpf, double rate)
 {
-	(void)native; /* (the kernel copies the registers and stack with each sample: no stop) */
 	if (no_bpf || blocking || mode == SAMPLER_GVL || rate < 1)
 		return 0;
 	return (int)rate;

@@ -53,7 +53,7 @@ void sampler_free(struct sampler *s);
  * waiting for the holder. (--native takes the holder's native stack from the
  * registers and stack the kernel copies at each of its samples.)
  */
-int sampler_capture_hz(int mode, int blocking, int native, int no_bpf, double rate);
+int sampler_capture_hz(int mode, int blocking, int no_bpf, double rate);
 /*
  * Sample the thread holding the GVL on its own CPU, hz times a second of its
  * CPU time (capture.h), the others at each tick: 0, or a negative code with
