@@ -354,6 +354,13 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+static void unmap_ring(struct followed *f)
+{
+	if (f->ring)
+		munmap(f->ring, f->ring_len);
+	f->ring = NULL;
+}
+
 static void unfollow(struct followed *f)
 {
 	if (f->link)
@@ -362,9 +369,7 @@ static void unfollow(struct followed *f)
 		close(f->fd);
 	f->link = NULL;
 	f->fd = -1;
-	if (f->ring)
-		munmap(f->ring, f->ring_len);
-	f->ring = NULL;
+	unmap_ring(f);
 }
 
 void ruby_capture_close(struct ruby_capture *c)
@@ -416,9 +421,7 @@ static int follow_one(struct ruby_capture *c, struct followed *f)
 	if (!l) {
 		int err = -errno;
 		close(fd);
-		if (f->ring)
-			munmap(f->ring, f->ring_len);
-		f->ring = NULL;
+		unmap_ring(f);
 		return err;
 	}
 	f->fd = fd;
@@ -510,8 +513,8 @@ int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)
 		return c->err;
 	/* --native: the kernel's samples no record or mark will ask for (a thread off its CPU at the ticks, or
 	   one whose mark went unused) are dropped, or its buffer would fill and lose the ones to come */
-	uint64_t now = clock_now_ns();
-	for (int i = 0; i < c->nf; i++) {
+	uint64_t now = c->native ? clock_now_ns() : 0;
+	for (int i = 0; c->native && i < c->nf; i++) {
 		struct followed *f = &c->f[i];
 		if (f->ring)
 			native_pick(c, f, UINT64_MAX, (f->mark.t_ns ? f->mark.t_ns : now) - NATIVE_NEAR - 1, NULL, NULL, NULL);
