@@ -23,6 +23,23 @@ start_target() {
 	eval "exec {fd_$name}>'$tfifo'"
 	await_ready "$work/$name.out" $tpid
 }
+# offer_agent ROOT NAME SO PATTERN WHAT: the extension SO (with lib/) put in ROOT's /tmp/rbscope-it/NAME and offered
+# to a sleeping Ruby of that root: refused, exit 13, with a message matching PATTERN (PID: the process's), nothing
+# mapped.
+offer_agent() {
+	local root=$1 dir=/tmp/rbscope-it/$2 so=$3 pattern=$4 what=$5 pid maps0 rc
+	mkdir -p "$root$dir/rbscope" && cp -r "$top/lib/." "$root$dir/" && cp "$so" "$root$dir/rbscope/"
+	chroot "$root" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/offer.out" 2>&1 &
+	pid=$!
+	pids="$pids $pid"
+	await_ready "$work/offer.out" $pid
+	maps0=$(wc -l </proc/$pid/maps)
+	"$RBSCOPE" backtraces -p $pid --inject --agent $dir 2>"$work/e"
+	rc=$?
+	check "inject: $what: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
+		sh -c "test $rc = 13 && grep -q '${pattern//PID/$pid}' '$work/e' && test \$(wc -l </proc/$pid/maps) = $maps0"
+	stop_ruby $pid
+}
 # feed NAME: wake every parked thread; wait for the report.
 feed() {
 	local fd
@@ -250,18 +267,7 @@ for ver in 2.7 3.3 3.4; do
 		stop_ruby $fx
 	fi
 	# The host's 3.1 build offered to a 3.3 or 3.4 process: refused before anything is written.
-	mkdir -p "$root/tmp/rbscope-it/agent31/rbscope" && cp -r "$top/lib/." "$root/tmp/rbscope-it/agent31/" &&
-		cp "$ext/rbscope/rbscope.so" "$root/tmp/rbscope-it/agent31/rbscope/"
-	chroot "$root" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/mm.out" 2>&1 &
-	mm=$!
-	pids="$pids $mm"
-	await_ready "$work/mm.out" $mm
-	maps0=$(wc -l </proc/$mm/maps)
-	"$RBSCOPE" backtraces -p $mm --inject --agent /tmp/rbscope-it/agent31 2>"$work/e"
-	rc=$?
-	check "inject: ruby $ver offered an agent built for 3.1: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
-		sh -c "test $rc = 13 && grep -q 'built for libruby-3.1' '$work/e' && test \$(wc -l </proc/$mm/maps) = $maps0"
-	stop_ruby $mm
+	offer_agent "$root" agent31 "$ext/rbscope/rbscope.so" 'built for libruby-3.1' "ruby $ver offered an agent built for 3.1"
 done
 
 # A statically linked Ruby (scripts/static-ruby ruby: the VM in the executable, no libruby.so), busy and idle:
@@ -293,18 +299,8 @@ if srb=$("$top/scripts/static-ruby" ruby 2>"$work/static.err"); then
 		# ... and offered to a 3.3 process, whose libruby would resolve it (its build links none to tell by):
 		# refused by the Ruby it says it is built for, before anything is written.
 		if root=$("$top/scripts/ruby-chroot" 3.3 2>/dev/null); then
-			as=/tmp/rbscope-it/agent-static
-			mkdir -p "$root$as/rbscope" && cp -r "$top/lib/." "$root$as/" && cp "$sext/rbscope/rbscope.so" "$root$as/rbscope/"
-			chroot "$root" ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/ms.out" 2>&1 &
-			ms=$!
-			pids="$pids $ms"
-			await_ready "$work/ms.out" $ms
-			maps0=$(wc -l </proc/$ms/maps)
-			"$RBSCOPE" backtraces -p $ms --inject --agent $as 2>"$work/e"
-			rc=$?
-			check "inject: ruby 3.3 offered the agent built for the static 3.1: refused, exit 13, nothing mapped ($(head -c 150 "$work/e"))" \
-				sh -c "test $rc = 13 && grep -q 'is built for Ruby 3.1, and process $ms runs Ruby 3.3' '$work/e' && test \$(wc -l </proc/$ms/maps) = $maps0"
-			stop_ruby $ms
+			offer_agent "$root" agent-static "$sext/rbscope/rbscope.so" 'is built for Ruby 3.1, and process PID runs Ruby 3.3' \
+				"ruby 3.3 offered the agent built for the static 3.1"
 		fi
 	else
 		not_ok "inject: static ruby: the agent builds for it ($(tail -c 300 "$work/static-ext.log"))"
