@@ -32,6 +32,10 @@ int channel_claim_serving(void);
 int channel_notify_fd(void);
 /* Pick a real-time signal nobody handles; -1 if none. */
 int channel_free_signal(void);
+/* eventfds, the agent's wake-ups (one fd each, where a pipe takes two) */
+int event_new(void); /* -1 with errno */
+void event_post(int fd);
+void event_clear(int fd);
 
 /* serve.c: the "rbscope" Ruby thread that answers requests while anyone is connected. */
 VALUE serve_run(VALUE self);

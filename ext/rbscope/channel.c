@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,8 +21,8 @@
 
 static struct {
 	int listen_fd;
-	int stop_pipe[2];   /* the native thread's: wakes it to exit */
-	int notify_pipe[2]; /* the serving thread's: a connection is queued */
+	int stop_fd;   /* eventfd: wakes the native thread to exit */
+	int notify_fd; /* eventfd: wakes the serving thread: a connection is queued */
 	pthread_t thread;
 	int running;
 	pid_t pid;
@@ -32,7 +33,7 @@ static struct {
 	int pending[MAX_PENDING];
 	int npending;
 	int serving;
-} ch = { .listen_fd = -1, .stop_pipe = { -1, -1 }, .notify_pipe = { -1, -1 }, .lock = PTHREAD_MUTEX_INITIALIZER };
+} ch = { .listen_fd = -1, .stop_fd = -1, .notify_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int fail(const char *what, int err)
 {
@@ -118,10 +119,7 @@ static void queue_connection(int fd)
 		wake = 1;
 	pthread_mutex_unlock(&ch.lock);
 	if (poke) {
-		char c = 1;
-		if (write(ch.notify_pipe[1], &c, 1) < 0) {
-			/* the pipe is full: the serving thread has plenty to wake it */
-		}
+		event_post(ch.notify_fd);
 	}
 	if (wake && wake_sig_handled())
 		kill(ch.pid, ch.wake_sig);
@@ -130,7 +128,7 @@ static void queue_connection(int fd)
 static void *listen_main(void *arg)
 {
 	(void)arg;
-	struct pollfd p[2] = { { .fd = ch.listen_fd, .events = POLLIN }, { .fd = ch.stop_pipe[0], .events = POLLIN } };
+	struct pollfd p[2] = { { .fd = ch.listen_fd, .events = POLLIN }, { .fd = ch.stop_fd, .events = POLLIN } };
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -162,11 +160,25 @@ static void *listen_main(void *arg)
 	return NULL;
 }
 
-static int make_pipe(int p[2])
+int event_new(void)
 {
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-		return fail("pipe", errno);
-	return 0;
+	return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+void event_post(int fd)
+{
+	uint64_t one = 1;
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* the count is at its maximum: the reader has plenty to wake it */
+	}
+}
+
+void event_clear(int fd)
+{
+	uint64_t n;
+	if (read(fd, &n, sizeof(n)) < 0) {
+		/* nothing was posted */
+	}
 }
 
 int channel_start(int wake_sig)
@@ -203,7 +215,8 @@ int channel_start(int wake_sig)
 		return r;
 	}
 	ch.listen_fd = fd;
-	if ((r = make_pipe(ch.stop_pipe)) || (r = make_pipe(ch.notify_pipe))) {
+	if ((ch.stop_fd = event_new()) < 0 || (ch.notify_fd = event_new()) < 0) {
+		r = fail("eventfd", errno);
 		channel_stop();
 		return r;
 	}
@@ -231,18 +244,16 @@ static void close_fd(int *fd)
 void channel_stop(void)
 {
 	if (ch.running && ch.pid == getpid()) {
-		char c = 1;
-		if (write(ch.stop_pipe[1], &c, 1) == 1)
+		uint64_t one = 1;
+		if (write(ch.stop_fd, &one, sizeof(one)) == sizeof(one))
 			pthread_join(ch.thread, NULL);
 		ch.running = 0;
 	}
 	if (ch.listen_fd >= 0 && ch.pid == getpid())
 		unlink(ch.path);
 	close_fd(&ch.listen_fd);
-	close_fd(&ch.stop_pipe[0]);
-	close_fd(&ch.stop_pipe[1]);
-	close_fd(&ch.notify_pipe[0]);
-	close_fd(&ch.notify_pipe[1]);
+	close_fd(&ch.stop_fd);
+	close_fd(&ch.notify_fd);
 }
 
 void channel_forked(void)
@@ -250,10 +261,8 @@ void channel_forked(void)
 	/* The listening thread did not come along; the parent's socket and queue are the parent's. */
 	ch.running = 0;
 	close_fd(&ch.listen_fd);
-	close_fd(&ch.stop_pipe[0]);
-	close_fd(&ch.stop_pipe[1]);
-	close_fd(&ch.notify_pipe[0]);
-	close_fd(&ch.notify_pipe[1]);
+	close_fd(&ch.stop_fd);
+	close_fd(&ch.notify_fd);
 	for (int i = 0; i < ch.npending; i++)
 		close(ch.pending[i]);
 	ch.npending = 0;
@@ -274,9 +283,7 @@ const char *channel_error(void)
 int channel_take(void)
 {
 	int fd = -1;
-	char buf[64];
-	while (read(ch.notify_pipe[0], buf, sizeof(buf)) > 0)
-		;
+	event_clear(ch.notify_fd);
 	pthread_mutex_lock(&ch.lock);
 	if (ch.npending) {
 		fd = ch.pending[0];
@@ -312,7 +319,7 @@ int channel_claim_serving(void)
 
 int channel_notify_fd(void)
 {
-	return ch.notify_pipe[0];
+	return ch.notify_fd;
 }
 
 int channel_free_signal(void)

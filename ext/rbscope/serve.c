@@ -19,7 +19,7 @@ struct session {
 
 static struct session sessions[AGENT_MAX_SESSIONS];
 static int nsessions;
-static int serve_stop_fd[2] = { -1, -1 }; /* the unblocking function's way to end a poll */
+static int serve_stop_fd = -1; /* eventfd: the unblocking function's way to end a poll */
 
 struct wait_args {
 	struct pollfd p[AGENT_MAX_SESSIONS + 2];
@@ -37,10 +37,7 @@ static void *wait_nogvl(void *arg)
 static void wait_ubf(void *arg)
 {
 	(void)arg;
-	char c = 1;
-	if (write(serve_stop_fd[1], &c, 1) < 0) {
-		/* full: the poll wakes anyway */
-	}
+	event_post(serve_stop_fd);
 }
 
 struct io_args {
@@ -221,13 +218,11 @@ static VALUE serve_loop(VALUE arg)
 			return Qnil;
 		struct wait_args w = { .n = 0 };
 		w.p[w.n++] = (struct pollfd){ .fd = channel_notify_fd(), .events = POLLIN };
-		w.p[w.n++] = (struct pollfd){ .fd = serve_stop_fd[0], .events = POLLIN };
+		w.p[w.n++] = (struct pollfd){ .fd = serve_stop_fd, .events = POLLIN };
 		for (int i = 0; i < nsessions; i++)
 			w.p[w.n++] = (struct pollfd){ .fd = sessions[i].fd, .events = POLLIN };
 		rb_thread_call_without_gvl(wait_nogvl, &w, wait_ubf, NULL);
-		char buf[16];
-		while (read(serve_stop_fd[0], buf, sizeof(buf)) > 0)
-			;
+		event_clear(serve_stop_fd);
 		rb_thread_check_ints();
 		if (w.r <= 0)
 			continue;
@@ -254,8 +249,8 @@ static VALUE serve_cleanup(VALUE arg)
 VALUE serve_run(VALUE self)
 {
 	(void)self;
-	if (serve_stop_fd[0] < 0 && pipe2(serve_stop_fd, O_CLOEXEC | O_NONBLOCK) < 0)
-		rb_sys_fail("pipe2");
+	if (serve_stop_fd < 0 && (serve_stop_fd = event_new()) < 0)
+		rb_sys_fail("eventfd");
 	/* Whatever ends this thread (the process exiting, Thread#kill), hooks come off and sockets close. */
 	return rb_ensure(serve_loop, Qnil, serve_cleanup, Qnil);
 }
@@ -273,4 +268,8 @@ void serve_forked(void)
 		close(sessions[i].fd);
 	}
 	nsessions = 0;
+	/* the parent's: a wake-up posted here would end the parent's poll */
+	if (serve_stop_fd >= 0)
+		close(serve_stop_fd);
+	serve_stop_fd = -1;
 }

@@ -21,7 +21,24 @@ start_target() {
 	pids="$pids $tpid"
 	# keep the fifo open for writing until fed (a reader would see EOF otherwise)
 	eval "exec {fd_$name}>'$tfifo'"
-	await_ready "$work/$name.out" $tpid
+	await_ready "$work/$name.out" $tpid && footprint $tpid >"$work/$name.fp0"
+}
+# footprint PID: the process's threads ("T tid") and what its fds are ("F socket:[1234]"), sorted.
+footprint() {
+	{ ls /proc/$1/task | sed 's/^/T /'; for f in /proc/$1/fd/*; do echo "F $(readlink "$f")"; done; } 2>/dev/null | sort
+}
+# footprint_ok NAME WHAT: what the process has more than when it was ready is the agent's own footprint and nothing
+# else: one thread (the control socket's listener) and four fds (that socket, three eventfds). The serving
+# Ruby thread ends with its client, and Ruby keeps an ended thread's OS thread a while for reuse: waited for.
+footprint_ok() {
+	local added
+	for _ in $(seq 100); do
+		added=$(footprint $tpid | comm -13 "$work/$1.fp0" - | sed 's/^T [0-9]*$/T/; s/socket:\[[0-9]*\]/socket/')
+		[ "$(echo "$added" | grep -c '^T$')" = 1 ] && break
+		sleep 0.1
+	done
+	check "inject: $2: the process holds no more than the agent's footprint, one thread and a socket and three eventfds ($(echo $added | tr '\n' ' '))" \
+		test "$(echo "$added" | sort | tr '\n' ' ')" = "F anon_inode:[eventfd] F anon_inode:[eventfd] F anon_inode:[eventfd] F socket T "
 }
 # offer_agent ROOT NAME SO PATTERN WHAT: the extension SO (with lib/) put in ROOT's /tmp/rbscope-it/NAME and offered
 # to a sleeping Ruby of that root: refused, exit 13, with a message matching PATTERN (PID: the process's), nothing
@@ -86,6 +103,7 @@ if start_target busy busy; then
 		sh -c "test '$before' = 0 && test '$after' = 0"
 	check "inject: the process's stderr says once who loaded the agent and when" \
 		test "$(grep -c '^rbscope: agent loaded into process [0-9]* by rbscope --inject (uid [0-9]*, pid [0-9]*) at ' "$work/busy.out")" = 1
+	footprint_ok busy "busy ruby 3.1"
 	feed busy
 	target_ok busy "busy ruby 3.1"
 	check "inject: busy ruby 3.1: the CPU loop's checksum holds; 40 SIGUSR1, 20 SIGURG, 10 SIGPROF sent during the injection counted once each ($(grep -E '^(checksum|usr1|urg|prof)' "$work/busy.out" | tr '\n' ' '))" \
@@ -139,19 +157,39 @@ fi
 
 # An idle process (every thread parked): the job still runs at once; then 100 more --inject calls change nothing.
 if start_target idle idle; then
-	fds=$(ls /proc/$tpid/fd | wc -l)
 	"$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >/dev/null 2>"$work/inj.err"
 	rc=$?
 	check "inject: idle ruby 3.1: --inject loads the agent ($(tail -n 1 "$work/inj.err"))" test $rc = 0
-	fds1=$(ls /proc/$tpid/fd | wc -l)
 	bad=0
 	for _ in $(seq 100); do "$RBSCOPE" backtraces -p $tpid --inject --agent "$agent_dirs" >/dev/null 2>&1 || bad=$((bad + 1)); done
-	fds2=$(ls /proc/$tpid/fd | wc -l)
-	check "inject: 100 more --inject into one process: all answer, its fds stay put ($bad failed; fds $fds, $fds1 with the agent, $fds2 after)" \
-		sh -c "test $bad = 0 && test $fds1 = $fds2"
+	check "inject: 100 more --inject into one process: all answer ($bad failed)" test $bad = 0
+	footprint_ok idle "idle ruby 3.1, after 101 injections"
 	feed idle
 	target_ok idle "idle ruby 3.1, after 101 injections"
 fi
+
+# Twenty processes at once (two busy), each injected in turn: twenty real injections, each loads the agent, no
+# target is harmed.
+names=""
+for i in $(seq 20); do
+	start_target many$i $([ $((i % 10)) = 0 ] && echo busy || echo idle) && names="$names many$i:$tpid"
+done
+loaded=0
+for n in $names; do
+	"$RBSCOPE" backtraces -p ${n#*:} --inject --agent "$agent_dirs" >"$work/inj.bt" 2>"$work/inj.err" &&
+		grep -q 'agent loaded (--inject: ' "$work/inj.err" && grep -q '"locker"' "$work/inj.bt" && loaded=$((loaded + 1))
+done
+check "inject: 20 processes injected one after another: each loaded the agent and answered ($loaded of $(echo $names | wc -w))" \
+	test "$loaded" = 20
+harmed=""
+for n in $names; do
+	feed ${n%:*}
+	grep -q -E '^results cv 3\.[0-4], lock ok, pop item, read hello, select ok, sleep 4\.[0-5]$' "$work/${n%:*}.out" &&
+		grep -q -E '^checksum (ok|none) ' "$work/${n%:*}.out" && grep -q '^errors none$' "$work/${n%:*}.out" ||
+		harmed="$harmed ${n%:*}($(grep -E '^(results|checksum|errors)' "$work/${n%:*}.out" | tr '\n' ' '))"
+done
+check "inject: 20 processes injected one after another: every parked thread of each woke with what it was fed, on time, no EINTR${harmed:+ (not:$harmed)}" \
+	test -z "$harmed"
 
 # Every agent command takes --inject, each into an idle process of its own: eval (the process opted in), heapdump
 # (the dump reads), latency (of a probe nobody declared: the agent, loaded, says so).
@@ -174,6 +212,7 @@ for c in eval heapdump latency; do
 	esac
 	check "inject: $c --inject loads the agent into an idle ruby 3.1 and answers (exit $rc; $(tail -n 1 "$work/c.err"))" \
 		sh -c "$ok && grep -q 'agent loaded (--inject: ' '$work/c.err'"
+	footprint_ok cmd$c "idle ruby 3.1 after $c --inject"
 	feed cmd$c
 	target_ok cmd$c "idle ruby 3.1 after $c --inject"
 done
@@ -191,6 +230,7 @@ for s in 1 2 3 4 5 6; do
 	rc=$?
 	check "inject: rbscope killed at step $s of 6 (exit $killed): the target lives, a later --inject loads the agent ($(tail -n 1 "$work/kill$s.err"))" \
 		sh -c "test $killed = 137 && test $alive = 1 && test $rc = 0"
+	footprint_ok kill$s "killed at step $s, then injected"
 	feed kill$s
 	target_ok kill$s "killed at step $s"
 done
@@ -249,6 +289,7 @@ for ver in 2.7 3.3 3.4; do
 		rc=$?
 		check "inject: $mode ruby $ver: the gem installed for it found and loaded ($(tail -n 1 "$work/inj.err"))" \
 			sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt'"
+		footprint_ok $name "$mode ruby $ver"
 		feed $name
 		target_ok $name "$mode ruby $ver"
 	done
@@ -292,9 +333,21 @@ if srb=$("$top/scripts/static-ruby" ruby 2>"$work/static.err"); then
 			rc=$?
 			check "inject: $mode static ruby: the agent built for it loads and answers ($(tail -n 1 "$work/inj.err"))" \
 				sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt' && grep -q 'inject-target.rb:[0-9]*:in' '$work/inj.bt'"
+			footprint_ok static$mode "$mode static ruby"
 			feed static$mode
 			target_ok static$mode "$mode static ruby"
 		done
+		# ... and stripped (no .symtab: Ruby's API found in the .dynsym an executable exports to extensions)
+		if cp "$srb" "$work/ruby-stripped" && strip "$work/ruby-stripped" && target_ruby=$work/ruby-stripped &&
+			start_target staticstrip busy; then
+			"$RBSCOPE" backtraces -p $tpid --inject --agent "$top/lib:$sext" >"$work/inj.bt" 2>"$work/inj.err"
+			rc=$?
+			check "inject: busy stripped static ruby (no .symtab): the agent loads and answers ($(tail -n 1 "$work/inj.err"))" \
+				sh -c "! readelf -S '$work/ruby-stripped' | grep -q '\.symtab' && test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt' && grep -q 'inject-target.rb:[0-9]*:in' '$work/inj.bt'"
+			footprint_ok staticstrip "busy stripped static ruby"
+			feed staticstrip
+			target_ok staticstrip "busy stripped static ruby"
+		fi
 		target_ruby=
 		# ... and offered to a 3.3 process, whose libruby would resolve it (its build links none to tell by):
 		# refused by the Ruby it says it is built for, before anything is written.
