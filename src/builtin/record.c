@@ -63,8 +63,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			 "read of /proc per blocked thread per sample)"),
 		OPT_FLAG(0, "native", &o->native,
 			 "put the native functions the innermost C method called (libc, libz,\n"
-			 "extensions) over it, unwound with their call-frame information; a thread\n"
-			 "on a CPU is stopped (ptrace) while it is unwound"),
+			 "extensions) over it, unwound with their call-frame information (a thread\n"
+			 "on a CPU from the stack its BPF sample copied; with --no-bpf, stopped\n"
+			 "(ptrace) while it is unwound)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};

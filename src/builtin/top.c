@@ -206,8 +206,8 @@ int cmd_top(int argc, char **argv)
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
 		OPT_FLAG(0, "no-bpf", &v.no_bpf, "read the thread holding the GVL from outside too, as record --no-bpf"),
 		OPT_FLAG(0, "native", &v.native,
-			 "count the native functions C methods call, as record --native does (a\n"
-			 "thread on a CPU is stopped while it is unwound)"),
+			 "count the native functions C methods call, as record --native does (with\n"
+			 "--no-bpf, a thread on a CPU is stopped while it is unwound)"),
 		BUILTIN_OPT_RUBY_VERSION,
 		OPT_END(),
 	};
