@@ -211,8 +211,25 @@ static void put_header(const struct cg *c, FILE *f)
 	fprintf(f, "\npositions: line\nevents: Samples\nsummary: %llu\n", (unsigned long long)c->total);
 }
 
+/*
+ * With --native frames, every function also names its object (ob=, cob=):
+ * a native function the library it is in (its file id, the library being
+ * its file), the others "(ruby)", id nfiles + 1. Without, none does.
+ */
+static void put_object(const struct cg *c, FILE *f, const char *key, uint32_t func, uint8_t *named_obj)
+{
+	const struct profile *p = c->p;
+	const struct profile_frame *fr = &p->frames[c->func_frame[func]];
+	if (!named_obj)
+		return;
+	if (fr->kind == PROFILE_FRAME_NATIVE)
+		put_ref(f, key, c->file_of[func], named_obj, strtab_get(&p->strs, fr->path));
+	else
+		put_ref(f, key, c->nfiles + 1, named_obj, "(ruby)");
+}
+
 /* One fn= block per function: its self cost by line, then its calls with their inclusive costs. */
-static void put_functions(const struct cg *c, FILE *f, uint8_t *named_file, uint8_t *named_func)
+static void put_functions(const struct cg *c, FILE *f, uint8_t *named_file, uint8_t *named_func, uint8_t *named_obj)
 {
 	const struct profile *p = c->p;
 	size_t e = 0;
@@ -220,6 +237,7 @@ static void put_functions(const struct cg *c, FILE *f, uint8_t *named_file, uint
 		uint32_t func = c->sites[i].func;
 		const struct profile_frame *fr = &p->frames[c->func_frame[func]];
 		fputc('\n', f);
+		put_object(c, f, "ob", func, named_obj);
 		put_ref(f, "fl", c->file_of[func], named_file, strtab_get(&p->strs, fr->path));
 		put_ref(f, "fn", func + 1, named_func, strtab_get(&p->strs, fr->name));
 		for (end = i; end < c->nsites && c->sites[end].func == func; end++)
@@ -228,6 +246,7 @@ static void put_functions(const struct cg *c, FILE *f, uint8_t *named_file, uint
 		for (; e < c->nedges && c->edges[e].site < end; e++) {
 			const struct cg_edge *ed = &c->edges[e];
 			const struct profile_frame *to = &p->frames[c->func_frame[ed->callee]];
+			put_object(c, f, "cob", ed->callee, named_obj);
 			put_ref(f, "cfl", c->file_of[ed->callee], named_file, strtab_get(&p->strs, to->path));
 			put_ref(f, "cfn", ed->callee + 1, named_func, strtab_get(&p->strs, to->name));
 			/* The call count is unknown to a sampler: the samples stand in for it. */
@@ -257,16 +276,22 @@ int output_callgrind(const struct profile *p, FILE *f)
 	c.func_of = calloc(p->nframes + 1, sizeof(*c.func_of));
 	c.func_frame = calloc(p->nframes + 1, sizeof(*c.func_frame));
 	c.file_of = calloc(p->nframes + 1, sizeof(*c.file_of));
-	uint8_t *named_file = calloc(p->nframes + 2, 1), *named_func = calloc(p->nframes + 2, 1);
+	uint8_t *named_file = calloc(p->nframes + 2, 1), *named_func = calloc(p->nframes + 2, 1), *named_obj = NULL;
+	int native = 0;
+	for (uint32_t i = 0; i < p->nframes && !native; i++)
+		native = p->frames[i].kind == PROFILE_FRAME_NATIVE;
 	int err = -ENOMEM;
-	if (c.func_of && c.func_frame && c.file_of && named_file && named_func)
+	if (native && !(named_obj = calloc(p->nframes + 2, 1)))
+		native = -1;
+	if (c.func_of && c.func_frame && c.file_of && named_file && named_func && native >= 0)
 		err = cg_build(&c) ?: cg_sort(&c);
 	if (!err) {
 		put_header(&c, f);
-		put_functions(&c, f, named_file, named_func);
+		put_functions(&c, f, named_file, named_func, named_obj);
 	}
 	free(named_file);
 	free(named_func);
+	free(named_obj);
 	cg_free(&c);
 	return err;
 }

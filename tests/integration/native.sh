@@ -117,6 +117,13 @@ for ver in 3.1 3.3 2.7 3.4 static; do
 				/^}/ { m = 0 } /^location {/ { l = 1; next } l && $1 == "mapping_id:" { used[$2] = 1 } /^}/ { l = 0 }
 				END { exit !(ix != "" && want != "" && (want in used)) }' "$work/native-pb.txt"
 	fi
+	# callgrind: each function names its object, a native one its library, a Ruby one (ruby)
+	"$RBSCOPE" report -i "$work/native.raw" -f callgrind -o "$work/native.callgrind" 2>/dev/null
+	check "native: ruby $ver: callgrind: the extension's function in the extension's object (ob=), Ruby's in (ruby)" \
+		awk '/^c?ob=/ { id = $1; sub(/^c?ob=/, "", id); if (NF > 1) obj[id] = $2; if ($1 ~ /^ob/) ob = obj[id] }
+			/^c?fn=/ { id = $1; sub(/^c?fn=/, "", id); if (NF > 1) fn[id] = $2 }
+			/^fn=/ { if (fn[id] == "rbscope_test_leaf") leaf = ob; if (fn[id] == "Kernel#loop") rb = ob }
+			END { exit !(leaf ~ /rbscope_native_test\.so$/ && rb == "(ruby)") }' "$work/native.callgrind"
 	"$RBSCOPE" record -p "$pid" --native -r 200 -d 1 -f firefox -o "$work/native.json" 2>/dev/null
 	check "native: ruby $ver: the Firefox profile puts native frames in their own category" \
 		ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); n = j["meta"]["categories"].index { |c| c["name"] == "Native" }
