@@ -1,6 +1,7 @@
 /* firefox.c: the Gecko profile format that the Firefox Profiler imports, one thread per tid. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../lib/buf.h"
 #include "../lib/map.h"
@@ -149,41 +150,71 @@ static int state_category(int state)
 	return state == PROFILE_STATE_RUNNING ? CATEGORY_RUBY : state == PROFILE_STATE_GC ? CATEGORY_GC : CATEGORY_IDLE;
 }
 
-static void write_state_marker(FILE *f, int *first, uint32_t strings, int state, uint64_t from, uint64_t to)
+/*
+ * The system call a sample's thread is blocked in, when --syscalls named it:
+ * its state frame's string ("(blocked: read)"), or 0.
+ */
+static uint32_t blocked_in(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	if (!s->len)
+		return 0;
+	const struct profile_frame *fr = &p->frames[p->pool[s->start + s->len - 1]];
+	const char *name = strtab_get(&p->strs, fr->name);
+	return fr->kind == PROFILE_FRAME_STATE && !strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ",
+							   strlen(PROFILE_STATE_BLOCKED_FRAME ": ")) ? fr->name : 0;
+}
+
+/* A marker's state: its name, or for a thread blocked in a named system call "blocked: read". */
+static void write_state_marker(const struct profile *p, FILE *f, int *first, uint32_t strings, int state,
+			       uint32_t syscall, uint64_t from, uint64_t to)
 {
 	fprintf(f, "%s[%u,", *first ? "\n" : ",\n", strings + (uint32_t)state);
 	write_ms(f, from);
 	fputc(',', f);
 	write_ms(f, to);
-	fprintf(f, ",1,%d,{\"type\":\"ThreadState\",\"state\":\"%s\"}]", state_category(state), profile_state_name(state));
+	fprintf(f, ",1,%d,{\"type\":\"ThreadState\",\"state\":", state_category(state));
+	const char *name = syscall ? strtab_get(&p->strs, syscall) + 1 : NULL; /* "blocked: read)" */
+	if (name && state == PROFILE_STATE_BLOCKED) {
+		char buf[96];
+		snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(name, ")"), name);
+		json_write_string(f, buf);
+	} else {
+		json_write_string(f, profile_state_name(state));
+	}
+	fputs("}]", f);
 	*first = 0;
 }
 
 /*
  * The thread's states as interval markers, one per run of samples in the
- * same state: a track that shows when it ran, waited for the GVL, blocked.
- * A run ends at the next sample in another state, or a period after its
- * last sample when the thread was not seen for longer. The markers' names
- * are strings from index strings on (see write_tables).
+ * same state (blocked in the same system call, with --syscalls): a track
+ * that shows when it ran, waited for the GVL, blocked. A run ends at the
+ * next sample in another state, or a period after its last sample when the
+ * thread was not seen for longer. The markers' names are strings from index
+ * strings on (see write_tables).
  */
 static void write_markers(const struct profile *p, const struct thread_samples *ts, uint32_t t, uint32_t strings, FILE *f)
 {
 	fputs("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,\"category\":4,"
 	      "\"data\":5},\"data\":[", f);
 	int first = 1, state = -1;
+	uint32_t syscall = 0;
 	uint64_t from = 0, last = 0;
 	for (uint64_t k = ts->start[t]; k < ts->start[t + 1] && !ts->synthetic; k++) {
 		const struct profile_sample *s = &ts->samples[ts->order[k]];
 		int now = profile_stack_state(p, s->stack);
+		uint32_t in = now == PROFILE_STATE_BLOCKED ? blocked_in(p, s->stack) : 0;
 		int gap = state >= 0 && s->t_ns - last > 4 * ts->period_ns;
-		if (state >= 0 && (now != state || gap))
-			write_state_marker(f, &first, strings, state, from, gap ? last + ts->period_ns : s->t_ns);
-		if (now != state || gap)
-			state = now, from = s->t_ns;
+		int change = now != state || in != syscall;
+		if (state >= 0 && (change || gap))
+			write_state_marker(p, f, &first, strings, state, syscall, from, gap ? last + ts->period_ns : s->t_ns);
+		if (change || gap)
+			state = now, syscall = in, from = s->t_ns;
 		last = s->t_ns;
 	}
 	if (state >= 0)
-		write_state_marker(f, &first, strings, state, from, last + ts->period_ns);
+		write_state_marker(p, f, &first, strings, state, syscall, from, last + ts->period_ns);
 	fputs("]}", f);
 }
 

@@ -60,14 +60,17 @@ for ver in 3.1 3.3 2.7 3.4; do
 	done
 
 	"$RBSCOPE" report -i "$work/states-$ver.raw" -f firefox -o "$work/states.json"
-	check "states: ruby $ver: the Firefox profile has state markers per thread: cpu-a runs and waits, the sleeper never waits" \
+	check "states: ruby $ver: the Firefox profile has state markers per thread: cpu-a runs and waits, the sleeper never waits, the reader is blocked in the system call --syscalls named ($(grep -o '(blocked: [a-z0-9_]*)' "$work/states.col" | sort -u | tr '\n' ' '))" \
 		ruby -rjson -e '
 			j = JSON.parse(File.read(ARGV[0]))
 			states = j["threads"].to_h { |t| [t["name"], t["markers"]["data"].map { |m| t["stringTable"][m[0]] }.uniq] }
+			reader = j["threads"].find { |t| t["name"] == "reader" }["markers"]["data"].map { |m| m[5]["state"] }.uniq
 			ok = j["meta"]["markerSchema"].any? { |s| s["name"] == "ThreadState" } &&
 			  (states["cpu-a"] & ["running", "GVL wait"]).size == 2 && !states["sleeper"].include?("GVL wait") &&
-			  states["reader"] == ["blocked"] && j["threads"].all? { |t| t["markers"]["data"].all? { |m| m[2] > m[1] && m[5]["type"] == "ThreadState" } }
-			exit(ok ? 0 : 1)' "$work/states.json"
+			  states["reader"] == ["blocked"] && reader.size == 1 && reader[0] =~ /\Ablocked: [a-z0-9_]+\z/ &&
+			  File.read(ARGV[1]).include?("(#{reader[0]})") &&
+			  j["threads"].all? { |t| t["markers"]["data"].all? { |m| m[2] > m[1] && m[5]["type"] == "ThreadState" } }
+			exit(ok ? 0 : 1)' "$work/states.json" "$work/states.col"
 	"$RBSCOPE" report -i "$work/states-$ver.raw" -f speedscope -o "$work/states.speedscope.json"
 	check "states: ruby $ver: speedscope has a state track per thread beside its stacks" \
 		ruby -rjson -e '
