@@ -205,14 +205,15 @@ static int native_pick(struct ruby_capture *c, struct followed *f, uint64_t sinc
 	return found;
 }
 
-int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, uint64_t cfp, uint64_t self, uint64_t ep, uint64_t me,
-			   uint64_t *regs, const unsigned char **stack, size_t *len)
+int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, const struct ruby_call *now, uint64_t *regs,
+			   const unsigned char **stack, size_t *len)
 {
 	struct followed *f = c && c->native ? find(c, th) : NULL;
 	if (!f || !f->ring || !f->mark.t_ns)
 		return 0;
 	const struct capture_mark *m = &f->mark;
-	int same = m->cfp == cfp && m->self == self && m->ep == ep && m->me == me;
+	const struct ruby_call then = { m->cfp, m->self, m->ep, m->me };
+	int same = ruby_call_same(&then, now);
 	uint64_t t = m->t_ns;
 	f->mark.t_ns = 0; /* (its sample is used once) */
 	/* the sample taken with it, or (another call) none: older ones are dropped either way */

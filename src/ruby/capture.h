@@ -15,6 +15,20 @@
 
 struct ruby_capture;
 
+/*
+ * Which call a thread is in: its innermost control frame, that frame's self
+ * and ep, and the env's method entry (or cref). Two reads with the same are
+ * of one call, its Ruby frames unmoved between them.
+ */
+struct ruby_call {
+	uint64_t cfp, self, ep, me;
+};
+
+static inline int ruby_call_same(const struct ruby_call *a, const struct ruby_call *b)
+{
+	return a->cfp == b->cfp && a->self == b->self && a->ep == b->ep && a->me == b->me;
+}
+
 /* Counts since opening: the program's (enum capture_stat's), and threads left without a clock. */
 struct ruby_capture_stats {
 	uint64_t fired, not_owner, lost, bad;
@@ -51,13 +65,12 @@ int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64
 /*
  * native, a thread on its CPU without the GVL (its Ruby frames stand still,
  * read from outside): the kernel's sample taken at its latest sample since
- * the last call, if it was then in the call read now (innermost control
- * frame cfp, its self and ep, the env's method entry me): its 17 registers
+ * the last call, if it was then in the call read now: its 17 registers
  * (DWARF order) and copy of the stack, valid until the next call. 1 if so;
  * 0 when it has had no sample since; -1 when that was of another call.
  */
-int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, uint64_t cfp, uint64_t self, uint64_t ep, uint64_t me,
-			   uint64_t *regs, const unsigned char **stack, size_t *len);
+int ruby_capture_native_of(struct ruby_capture *c, uint64_t th, const struct ruby_call *now, uint64_t *regs,
+			   const unsigned char **stack, size_t *len);
 /*
  * Hand each sample taken since the last call to fn, oldest first, as a
  * thread sample (state THREAD_RUNNING, its frames innermost first, the GC's

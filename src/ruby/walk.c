@@ -53,8 +53,7 @@ static uint64_t word(const unsigned char *p, int64_t off)
 struct walk_slot {
 	uint64_t th, ec;
 	uint64_t stack, end; /* the ec's VM stack: value stack grows up from stack, frames down from end */
-	uint64_t cfp;        /* innermost frame at the last sample */
-	uint64_t top_self, top_ep, top_me; /* and its self, ep and env's method entry (or cref): which call it was */
+	struct ruby_call top; /* the call it was in at the last sample (top.cfp: its innermost frame) */
 	uint64_t vs_top;     /* highest sp at the last sample */
 	uint64_t name_val;   /* the Thread#name string last seen, and its strtab id */
 	uint32_t name;
@@ -73,7 +72,7 @@ struct walk_slot {
 	/* --native, on its CPU without the GVL: the native frames of its last kernel sample, and of which call */
 	struct native_frame *nat;
 	int nat_n;
-	uint64_t nat_cfp, nat_self, nat_ep, nat_me;
+	struct ruby_call nat_call;
 	uint64_t batch_gen; /* read the quiet way in batch number batch_gen, as its part batch_i */
 	int batch_i;
 	/* its tid where it is not in rb_thread_t (3.3+: in its native thread; 2.7: in glibc's pthread), kept
@@ -176,7 +175,7 @@ static int grow(struct walk_cache *c, size_t bytes, size_t n)
 /* The regions to read for slot w: frames [*flo, *fhi) and value stack [*vlo, *vhi). */
 static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_t *fhi, uint64_t *vlo, uint64_t *vhi)
 {
-	uint64_t cfp = w->cfp >= w->stack && w->cfp < w->end ? w->cfp : w->end - csz;
+	uint64_t cfp = w->top.cfp >= w->stack && w->top.cfp < w->end ? w->top.cfp : w->end - csz;
 	uint64_t lo = cfp - w->stack > SLACK_FRAMES * csz ? cfp - SLACK_FRAMES * csz : w->stack;
 	uint64_t n = (w->end - lo) / csz, max = WALK_MAX_FRAMES + 2 * SLACK_FRAMES;
 	lo = w->end - n * csz; /* on a frame boundary, counted from the end */
@@ -442,7 +441,7 @@ static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 		return ERR_TORN; /* a fiber being set up or torn down */
 	w->stack = stack;
 	w->end = stack + size * 8;
-	w->cfp = e[L->ec_cfp / 8];
+	w->top.cfp = e[L->ec_cfp / 8];
 	w->vs_top = 0;
 	w->last_n = w->quiet = 0;
 	return 0;
@@ -629,7 +628,7 @@ static int judge_stack_read(const struct ruby_target *t, struct walk_cache *c, s
 				  word(first + i * csz, L->cfp_ep) != word(second + i * csz, L->cfp_ep) ||
 				  word(first + i * csz, L->cfp_self) != word(second + i * csz, L->cfp_self);
 	}
-	w->cfp = ok2 ? cfp2 : cfp1;
+	w->top.cfp = ok2 ? cfp2 : cfp1;
 	return VIEW_OK;
 }
 
@@ -691,9 +690,9 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 			sp_max = sp;
 	}
 	w->vs_top = sp_max;
-	w->top_self = word(cfps, L->cfp_self);
-	w->top_ep = word(cfps, L->cfp_ep);
-	w->top_me = c->eps[0][0];
+	w->top.self = word(cfps, L->cfp_self);
+	w->top.ep = word(cfps, L->cfp_ep);
+	w->top.me = c->eps[0][0];
 	int dropped = 0;
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
 	r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
@@ -722,8 +721,8 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 static size_t quiet_bytes(const struct ruby_target *t, const struct walk_slot *w, int room)
 {
 	uint64_t csz = (uint64_t)t->L->cfp_size;
-	if (!w->quiet || !w->ec || !w->stack || w->cfp < w->stack || w->cfp >= w->end || !w->top_ep ||
-	    (w->end - w->cfp) / csz != (uint64_t)w->last_n || w->last_named > room)
+	if (!w->quiet || !w->ec || !w->stack || w->top.cfp < w->stack || w->top.cfp >= w->end || !w->top.ep ||
+	    (w->end - w->top.cfp) / csz != (uint64_t)w->last_n || w->last_named > room)
 		return 0;
 	return (size_t)w->last_n * csz;
 }
@@ -736,8 +735,8 @@ static int quiet_plan(const struct ruby_target *t, const struct walk_slot *w, st
 	size_t bytes = (size_t)w->last_n * (size_t)L->cfp_size;
 	q->me = 0;
 	iov[0] = (struct mem_iov){ w->ec, q->e, sizeof(q->e) };
-	iov[1] = (struct mem_iov){ w->cfp, q->cfps, bytes };
-	iov[2] = (struct mem_iov){ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &q->me, 8 };
+	iov[1] = (struct mem_iov){ w->top.cfp, q->cfps, bytes };
+	iov[2] = (struct mem_iov){ w->top.ep + (uint64_t)(L->env_index_me_cref * 8), &q->me, 8 };
 	return 3;
 }
 
@@ -747,9 +746,9 @@ static int quiet_judge(const struct ruby_target *t, struct walk_slot *w, const u
 {
 	const struct ruby_layout *L = t->L;
 	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
-	w->quiet = word(th, L->th_ec) == w->ec && status != (unsigned)L->thread_killed && q->e[L->ec_cfp / 8] == w->cfp &&
+	w->quiet = word(th, L->th_ec) == w->ec && status != (unsigned)L->thread_killed && q->e[L->ec_cfp / 8] == w->top.cfp &&
 		   q->e[L->ec_vm_stack / 8] == w->stack &&
-		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top_me &&
+		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top.me &&
 		   !memcmp(q->cfps, w->last_cfps, (size_t)w->last_n * (size_t)L->cfp_size);
 	if (!w->quiet)
 		return 0;
@@ -973,14 +972,19 @@ static int same_call(void *arg)
 	const struct ruby_layout *L = chk->t->L;
 	const struct walk_slot *w = chk->w;
 	unsigned char cf[256];
-	uint64_t cfp = 0, me = 0;
-	int same = L->cfp_size > 0 && L->cfp_size <= (int64_t)sizeof(cf) && w->top_ep;
+	struct ruby_call now = { 0 };
+	int same = L->cfp_size > 0 && L->cfp_size <= (int64_t)sizeof(cf) && w->top.ep;
 	if (same) {
 		/* One read: where those words are if it is the same call. */
-		const struct mem_iov iov[3] = { { w->ec + (uint64_t)L->ec_cfp, &cfp, 8 }, { w->cfp, cf, (size_t)L->cfp_size },
-						{ w->top_ep + (uint64_t)(L->env_index_me_cref * 8), &me, 8 } };
-		same = !chk->t->mem.readv(&chk->t->mem, iov, 3) && cfp == w->cfp && word(cf, L->cfp_self) == w->top_self &&
-		       word(cf, L->cfp_ep) == w->top_ep && me == w->top_me;
+		const struct mem_iov iov[3] = { { w->ec + (uint64_t)L->ec_cfp, &now.cfp, 8 },
+						{ w->top.cfp, cf, (size_t)L->cfp_size },
+						{ w->top.ep + (uint64_t)(L->env_index_me_cref * 8), &now.me, 8 } };
+		same = !chk->t->mem.readv(&chk->t->mem, iov, 3);
+	}
+	if (same) {
+		now.self = word(cf, L->cfp_self);
+		now.ep = word(cf, L->cfp_ep);
+		same = ruby_call_same(&now, &w->top);
 	}
 	chk->moved += !same;
 	return same;
@@ -1039,22 +1043,17 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 		uint64_t regs[17];
 		const unsigned char *stack;
 		size_t len;
-		int got = ruby_capture_native_of(t->native_capture, ts->th, w->cfp, w->top_self, w->top_ep, w->top_me,
-						 regs, &stack, &len);
+		int got = ruby_capture_native_of(t->native_capture, ts->th, &w->top, regs, &stack, &len);
 		n = 0;
 		if (got > 0)
 			n = unwind_sampled(c->unwind, ts->tid, regs, stack, len, c->native, NATIVE_MAX);
 		if (got > 0 && n > 0 && (w->nat || (w->nat = malloc(NATIVE_MAX * sizeof(*w->nat))))) {
 			memcpy(w->nat, c->native, (size_t)n * sizeof(*w->nat));
 			w->nat_n = n;
-			w->nat_cfp = w->cfp;
-			w->nat_self = w->top_self;
-			w->nat_ep = w->top_ep;
-			w->nat_me = w->top_me;
+			w->nat_call = w->top;
 		} else if (got < 0) {
 			w->nat_n = 0;
-		} else if (!got && w->nat_n && w->nat_cfp == w->cfp && w->nat_self == w->top_self &&
-			   w->nat_ep == w->top_ep && w->nat_me == w->top_me) {
+		} else if (!got && w->nat_n && ruby_call_same(&w->nat_call, &w->top)) {
 			memcpy(c->native, w->nat, (size_t)w->nat_n * sizeof(*w->nat));
 			n = w->nat_n;
 		}
