@@ -150,21 +150,6 @@ static int state_category(int state)
 	return state == PROFILE_STATE_RUNNING ? CATEGORY_RUBY : state == PROFILE_STATE_GC ? CATEGORY_GC : CATEGORY_IDLE;
 }
 
-/*
- * The system call a sample's thread is blocked in, when --syscalls named it:
- * its state frame's string ("(blocked: read)"), or 0.
- */
-static uint32_t blocked_in(const struct profile *p, uint32_t stack)
-{
-	const struct profile_stack *s = &p->stacks[stack];
-	if (!s->len)
-		return 0;
-	const struct profile_frame *fr = &p->frames[p->pool[s->start + s->len - 1]];
-	const char *name = strtab_get(&p->strs, fr->name);
-	return fr->kind == PROFILE_FRAME_STATE && !strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ",
-							   strlen(PROFILE_STATE_BLOCKED_FRAME ": ")) ? fr->name : 0;
-}
-
 /* A marker's state: its name, or for a thread blocked in a named system call "blocked: read". */
 static void write_state_marker(const struct profile *p, FILE *f, int *first, uint32_t strings, int state,
 			       uint32_t syscall, uint64_t from, uint64_t to)
@@ -204,7 +189,8 @@ static void write_markers(const struct profile *p, const struct thread_samples *
 	for (uint64_t k = ts->start[t]; k < ts->start[t + 1] && !ts->synthetic; k++) {
 		const struct profile_sample *s = &ts->samples[ts->order[k]];
 		int now = profile_stack_state(p, s->stack);
-		uint32_t in = now == PROFILE_STATE_BLOCKED ? blocked_in(p, s->stack) : 0;
+		int64_t leaf = profile_stack_syscall(p, s->stack);
+		uint32_t in = leaf >= 0 ? p->frames[leaf].name : 0;
 		int gap = state >= 0 && s->t_ns - last > 4 * ts->period_ns;
 		int change = now != state || in != syscall;
 		if (state >= 0 && (change || gap))

@@ -44,8 +44,9 @@ static void write_stack(const struct profile *p, const struct thread_samples *ts
 
 /*
  * Thread t's samples as one profile; with states, each sample's stack is only
- * its state's frame (ids from p->nframes on): the thread's state over time,
- * a track beside its stacks (speedscope has no markers).
+ * its state's frame (ids from p->nframes on, or the "(blocked: read)" frame
+ * --syscalls added): the thread's state over time, a track beside its
+ * stacks (speedscope has no markers).
  */
 static int write_thread(const struct profile *p, const struct thread_samples *ts, uint32_t t, int states, struct buf *b,
 			FILE *f)
@@ -68,8 +69,12 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 		(unsigned long long)t0, (unsigned long long)(t0 + total));
 	for (uint64_t k = begin; k < end; k++) {
 		fputs(k > begin ? ",\n" : "", f);
-		if (states)
-			fprintf(f, "[%u]", p->nframes + (uint32_t)profile_stack_state(p, ts->samples[ts->order[k]].stack));
+		uint32_t stack = ts->samples[ts->order[k]].stack;
+		int64_t call = states ? profile_stack_syscall(p, stack) : -1;
+		if (call >= 0)
+			fprintf(f, "[%u]", (uint32_t)call); /* blocked, in the call --syscalls named */
+		else if (states)
+			fprintf(f, "[%u]", p->nframes + (uint32_t)profile_stack_state(p, stack));
 		else
 			write_stack(p, ts, ts->samples[ts->order[k]].stack, f);
 	}

@@ -185,6 +185,16 @@ int profile_stack_state(const struct profile *p, uint32_t stack)
 	return top && top->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
 }
 
+int64_t profile_stack_syscall(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	if (!s->len || profile_stack_state(p, stack) != PROFILE_STATE_BLOCKED)
+		return -1;
+	uint32_t leaf = p->pool[s->start + s->len - 1];
+	const char *name = strtab_get(&p->strs, p->frames[leaf].name);
+	return !strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ", strlen(PROFILE_STATE_BLOCKED_FRAME ": ")) ? (int64_t)leaf : -1;
+}
+
 const char *profile_state_name(int state)
 {
 	static const char *const names[PROFILE_STATES] = { "running", "GVL wait", "blocked", "idle", "GC" };

@@ -119,6 +119,8 @@ int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_
 uint64_t profile_thread_samples(const struct profile *p, uint32_t i);
 /* The state a stack shows (enum profile_state). */
 int profile_stack_state(const struct profile *p, uint32_t stack);
+/* A blocked stack's "(blocked: read)" leaf frame when --syscalls named the call, else -1. */
+int64_t profile_stack_syscall(const struct profile *p, uint32_t stack);
 /* "running", "GVL wait", "blocked", "idle", "GC". */
 const char *profile_state_name(int state);
 /* The name of thread tid ("" if unknown). */

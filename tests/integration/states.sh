@@ -72,14 +72,16 @@ for ver in 3.1 3.3 2.7 3.4; do
 			  j["threads"].all? { |t| t["markers"]["data"].all? { |m| m[2] > m[1] && m[5]["type"] == "ThreadState" } }
 			exit(ok ? 0 : 1)' "$work/states.json" "$work/states.col"
 	"$RBSCOPE" report -i "$work/states-$ver.raw" -f speedscope -o "$work/states.speedscope.json"
-	check "states: ruby $ver: speedscope has a state track per thread beside its stacks" \
+	check "states: ruby $ver: speedscope has a state track per thread beside its stacks; the reader's names its system call" \
 		ruby -rjson -e '
 			j = JSON.parse(File.read(ARGV[0]))
 			names = j["profiles"].map { |p| p["name"] }
-			track = j["profiles"].find { |p| p["name"] =~ /^cpu-a .* states$/ }
 			frames = j["shared"]["frames"]
-			seen = track && track["samples"].map { |s| frames[s[0]]["name"] }.uniq
-			exit(names.size == 12 && seen && (seen & ["(running)", "(GVL wait)"]).size == 2 ? 0 : 1)' "$work/states.speedscope.json"
+			seen = ->(re) { t = j["profiles"].find { |p| p["name"] =~ re }; t && t["samples"].map { |s| frames[s[0]]["name"] }.uniq }
+			cpu, reader = seen.(/^cpu-a .* states$/), seen.(/^reader .* states$/)
+			exit(names.size == 12 && cpu && (cpu & ["(running)", "(GVL wait)"]).size == 2 &&
+			     reader && reader.size == 1 && reader[0] =~ /\A\(blocked: [a-z0-9_]+\)\z/ &&
+			     File.read(ARGV[1]).include?(reader[0]) ? 0 : 1)' "$work/states.speedscope.json" "$work/states.col"
 	stop_ruby "$pid"
 done
 
