@@ -54,6 +54,11 @@ struct ruby_target;
 struct ruby_attach_opts;
 extern struct ruby_attach_opts builtin_attach_opts;
 int builtin_attach(struct ruby_target *t, int pid);
+/*
+ * Report err for what (a format) about process pid; for a permission refusal
+ * the hint says why the kernel refused (task_access_why). The exit code.
+ */
+int builtin_report_attach(int err, int pid, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A hint on stderr naming pid's Ruby descendants, which the command left out, and the remedy. */
 void builtin_hint_children(int pid, const char *remedy);
 

@@ -549,8 +549,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	if ((err = hijack_seize(&h, pid, tid))) {
 		buf_free(&code);
 		if (err == -EPERM)
-			return fail(msg, cap, -EPERM, "ptrace of process %d is not allowed (Yama ptrace_scope, capabilities "
-				    "or a seccomp profile)", (int)pid);
+			return fail(msg, cap, -EPERM, "ptrace of process %d is not allowed", (int)pid);
 		return fail(msg, cap, ERR_INJECT, "could not stop thread %d of process %d (%s): try again", (int)tid,
 			    (int)pid, err == -EAGAIN ? "it left its wait" : err_message(err));
 	}

@@ -7,6 +7,7 @@
 #include "../agent/client.h"
 #include "../builtin.h"
 #include "../lib/err.h"
+#include "../proc/task.h"
 #include "agent_helpers.h"
 
 int agent_cli_inject;
@@ -22,7 +23,11 @@ int agent_cli_connect(struct agent_conn *c, int pid)
 		int e = agent_inject(pid, &agent_cli_inject_opts, why, sizeof(why));
 		if (e < 0) {
 			error("process %d: --inject: %s", pid, why);
-			return err_exit_code(e == -EPERM ? -EPERM : e == ERR_GONE ? ERR_GONE : ERR_INJECT);
+			if (e == -EPERM || e == -EACCES) {
+				task_access_why("/proc", pid, why, sizeof(why));
+				fprintf(stderr, "hint: %s\n", why);
+			}
+			return err_exit_code(e == -EPERM || e == -EACCES ? -EPERM : e == ERR_GONE ? ERR_GONE : ERR_INJECT);
 		}
 		if (e == 0)
 			fprintf(stderr, "rbscope: process %d: agent loaded (--inject: %s)\n", pid, why);
@@ -36,7 +41,7 @@ int agent_cli_connect(struct agent_conn *c, int pid)
 	}
 	if (r == ERR_AGENT_SILENT)
 		return err_report(r, "process %d: no answer within %d s", pid, AGENT_CLI_TIMEOUT_MS / 1000);
-	return err_report(r, "process %d", pid);
+	return builtin_report_attach(r, pid, "process %d", pid);
 }
 
 int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,

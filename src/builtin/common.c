@@ -1,4 +1,6 @@
 /* common.c: what several commands share: option parsing with its errors and help, -p checks, attaching with a report. */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +49,19 @@ int builtin_need_pid(int pid)
 
 struct ruby_attach_opts builtin_attach_opts;
 
+int builtin_report_attach(int err, int pid, const char *fmt, ...)
+{
+	char what[256], why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (err != -EPERM && err != -EACCES)
+		return err_report(err, "%s", what);
+	task_access_why("/proc", pid, why, sizeof(why));
+	return err_report_hint(err, why, "%s", what);
+}
+
 int builtin_attach(struct ruby_target *t, int pid)
 {
 	const char *asked = builtin_attach_opts.version;
@@ -65,7 +80,7 @@ int builtin_attach(struct ruby_target *t, int pid)
 		fprintf(stderr, "hint: rbscope has tables for Ruby %s and reads any Ruby whose libruby has DWARF; "
 			"--ruby-version X.Y.Z reads it with another release's table\n", ruby_layout_series());
 	} else {
-		err_report(err, "cannot attach to process %d", pid);
+		builtin_report_attach(err, pid, "cannot attach to process %d", pid);
 	}
 	ruby_target_detach(t);
 	return err_exit_code(err);

@@ -116,7 +116,7 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 		nanosleep(&ts, NULL);
 	}
 	kill(pid, SIGTERM);
-	return err_report(err, "cannot attach to '%s' (pid %d)", o->command[0], (int)pid);
+	return builtin_report_attach(err, pid, "cannot attach to '%s' (pid %d)", o->command[0], (int)pid);
 }
 
 static void status_line(const struct procset *ps, uint64_t elapsed, int final)

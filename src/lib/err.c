@@ -79,18 +79,34 @@ int err_exit_code(int err)
 	return EXIT_FAILURE_;
 }
 
-int err_report(int err, const char *fmt, ...)
+static int report(int err, const char *hint, const char *fmt, va_list ap)
 {
-	va_list ap;
 	fputs("rbscope: ", stderr);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fprintf(stderr, ": %s\n", err_message(err));
-	const char *hint = err_hint(err);
+	if (!hint)
+		hint = err_hint(err);
 	if (hint)
 		fprintf(stderr, "hint: %s\n", hint);
 	return err_exit_code(err);
+}
+
+int err_report(int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int code = report(err, NULL, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int err_report_hint(int err, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int code = report(err, hint, fmt, ap);
+	va_end(ap);
+	return code;
 }
 
 int error(const char *fmt, ...)

@@ -51,6 +51,8 @@ const char *err_hint(int err);
 int err_exit_code(int err);
 /* Print "rbscope: <what>: <message>" and a hint line to stderr; returns the exit code. */
 int err_report(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* err_report with hint (or err_hint(err) when NULL) on its second line. */
+int err_report_hint(int err, const char *hint, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Print "rbscope: <message>" to stderr and return -1, for `return error(...)`. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -281,4 +282,81 @@ int task_container_id(pid_t pid, char *out, size_t cap)
 	if (read_file(path, text, sizeof(text)) < 0)
 		return 0;
 	return task_container_id_parse(text, out, cap);
+}
+
+/* The fields after "Key:" on a line of a /proc status file, or NULL. */
+static const char *status_field(const char *status, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *p = status; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, n) && p[n] == ':')
+			return p + n + 1;
+	return NULL;
+}
+
+/* The real, effective and saved ids of a "Uid:" or "Gid:" line into id[3]; 0, or -1. */
+static int status_ids(const char *status, const char *key, unsigned long id[3])
+{
+	const char *f = status_field(status, key);
+	return f && sscanf(f, "%lu %lu %lu", &id[0], &id[1], &id[2]) == 3 ? 0 : -1;
+}
+
+#define CAP_SYS_PTRACE_BIT 19
+
+void task_access_why(const char *procfs, pid_t pid, char *why, size_t cap)
+{
+	char path[256], self[4096], target[4096], scope[16];
+	snprintf(path, sizeof(path), "%s/self/status", procfs);
+	int have_self = read_file(path, self, sizeof(self)) > 0;
+	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
+	int have_target = read_file(path, target, sizeof(target)) > 0;
+	snprintf(path, sizeof(path), "%s/sys/kernel/yama/ptrace_scope", procfs);
+	int yama = read_file(path, scope, sizeof(scope)) > 0 ? atoi(scope) : -1;
+
+	const char *f = have_self ? status_field(self, "CapEff") : NULL;
+	int ptrace_cap = f && (strtoull(f, NULL, 16) >> CAP_SYS_PTRACE_BIT & 1);
+	f = have_self ? status_field(self, "Seccomp") : NULL;
+	int seccomp = f ? atoi(f) : 0;
+	unsigned long me[3], my_gid[3], uid[3], gid[3];
+	int ids = have_self && have_target && !status_ids(self, "Uid", me) && !status_ids(self, "Gid", my_gid) &&
+		  !status_ids(target, "Uid", uid) && !status_ids(target, "Gid", gid);
+
+	/* The kernel's order (ptrace_may_access): same user, dumpable, then Yama and the other modules. */
+	if (ids && !ptrace_cap && (uid[0] != me[0] || uid[1] != me[0] || uid[2] != me[0])) {
+		snprintf(why, cap, "process %d runs as uid %lu, rbscope as uid %lu: run it as root, as that user, "
+			 "or with CAP_SYS_PTRACE", (int)pid, uid[1] != me[0] ? uid[1] : uid[0] != me[0] ? uid[0] : uid[2],
+			 me[0]);
+		return;
+	}
+	if (ids && !ptrace_cap && (gid[0] != my_gid[0] || gid[1] != my_gid[0] || gid[2] != my_gid[0])) {
+		snprintf(why, cap, "process %d runs with group %lu, rbscope with group %lu (a setgid program?): run it "
+			 "as root or with CAP_SYS_PTRACE", (int)pid, gid[1] != my_gid[0] ? gid[1] : gid[0], my_gid[0]);
+		return;
+	}
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%d/status", procfs, (int)pid);
+	if (ids && !ptrace_cap && !stat(path, &st) && st.st_uid != (uid_t)uid[1]) {
+		/* The kernel gives an undumpable process's /proc files to root. */
+		snprintf(why, cap, "process %d is not dumpable (prctl PR_SET_DUMPABLE 0, or it changed its "
+			 "credentials): only root or CAP_SYS_PTRACE may read it", (int)pid);
+		return;
+	}
+	if (yama == 3)
+		snprintf(why, cap, "kernel.yama.ptrace_scope is 3: no process may read another's memory, not even "
+			 "root's, until the next boot");
+	else if (yama == 2 && !ptrace_cap)
+		snprintf(why, cap, "kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may attach: run it as root");
+	else if (yama == 1 && !ptrace_cap)
+		snprintf(why, cap, "kernel.yama.ptrace_scope is 1: only a process's ancestors may attach: run it as "
+			 "root or with CAP_SYS_PTRACE, or allow it to the process's user with sysctl "
+			 "kernel.yama.ptrace_scope=0");
+	else if (seccomp == 2)
+		snprintf(why, cap, "rbscope runs under a seccomp filter (a container's default profile?) that may "
+			 "forbid ptrace and process_vm_readv: give the container CAP_SYS_PTRACE "
+			 "(docker run --cap-add SYS_PTRACE) or a profile that allows them");
+	else if (!ptrace_cap)
+		snprintf(why, cap, "run it as root, as the process's user, or with CAP_SYS_PTRACE");
+	else
+		snprintf(why, cap, "a security module (AppArmor, SELinux) or the container's settings forbid it even "
+			 "with CAP_SYS_PTRACE: see the kernel's log (dmesg)");
 }

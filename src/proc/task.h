@@ -18,6 +18,13 @@ char task_state(pid_t pid, pid_t tid);
 int task_syscall(pid_t pid, pid_t tid, int *nr, unsigned long long *sp, unsigned long long *pc);
 /* The name of system call nr on this machine ("read"), or NULL. */
 const char *task_syscall_name(int nr);
+/*
+ * Why reading pid's memory or ptrace of it is not allowed, as one line with
+ * what to do, from procfs ("/proc"): its user or group is not ours, it is
+ * not dumpable, Yama's ptrace_scope, a seccomp filter on us, or otherwise
+ * what is left (capabilities, a security module). Into why (cap bytes).
+ */
+void task_access_why(const char *procfs, pid_t pid, char *why, size_t cap);
 /* Does pid exist? 0 yes, ERR_NO_PROCESS, or -EPERM. */
 int task_exists(pid_t pid);
 /* The command line of pid, spaces between arguments, into out. */

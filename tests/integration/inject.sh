@@ -266,8 +266,8 @@ check "inject: RBSCOPE_DISABLE_ATTACH=1 in the process's environment: refused, e
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$RBSCOPE" backtraces -p $op --inject 2>"$work/e"
 	rc=$?
-	check "inject: as another user (nobody): exit 4, with the permission hint ($(head -n 1 "$work/e"))" \
-		sh -c "test $rc = 4 && grep -q 'CAP_SYS_PTRACE' '$work/e'"
+	check "inject: as another user (nobody): exit 4, the hint names the process's user and ours ($(tail -n 1 "$work/e"))" \
+		sh -c "test $rc = 4 && grep -q '^hint: process $op runs as uid 0, rbscope as uid 65534: .*CAP_SYS_PTRACE' '$work/e'"
 fi
 stop_ruby $op
 

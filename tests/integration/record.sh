@@ -61,8 +61,9 @@ fi
 # Short calls keep their self time: a C Array#index calling a Ruby Item#== calling a C Kernel#is_a?, a million
 # times a second (bench/ruby/leafcall.rb). Read from another CPU, the frame a call pushes shows later than the call
 # runs, and leaf calls lose self time to their callers (is_a? keeps 0-1.5% of its ~3.5%); sampled on its own CPU
-# (BPF, the default as root) the thread holding the GVL reads as --blocking's stopped stacks do. Both at once, 20 s
-# at 1000 Hz (20,000 samples each: a 50% share's sampling error is 0.35 pp). Every function's self share within
+# (BPF, the default as root) the thread holding the GVL reads as --blocking's stopped stacks do. Both at once, 40 s
+# at 1000 Hz (40,000 samples each: a 50% share's sampling error is 0.25 pp, the two shares' gap's 0.35 pp; at 20 s
+# a gap of 0.5-1.1 pp, seen in most runs, went past 2 pp about once in 30). Every function's self share within
 # 2 pp, the leaf's first.
 for ver in 3.1 3.3 3.4; do
 	if ! start_ruby $ver "$top/bench/ruby/leafcall.rb"; then
@@ -70,9 +71,9 @@ for ver in 3.1 3.3 3.4; do
 		continue
 	fi
 	sleep 1 # (past its first second: the program settles into its loop)
-	"$RBSCOPE" record -p "$pid" -r 1000 -d 20 --blocking -f summary -o "$work/leaf-b.txt" 2>/dev/null &
+	"$RBSCOPE" record -p "$pid" -r 1000 -d 40 --blocking -f summary -o "$work/leaf-b.txt" 2>/dev/null &
 	bp=$!
-	"$RBSCOPE" record -p "$pid" -r 1000 -d 20 -f summary -o "$work/leaf-d.txt" 2>"$work/leaf.err"
+	"$RBSCOPE" record -p "$pid" -r 1000 -d 40 -f summary -o "$work/leaf-d.txt" 2>"$work/leaf.err"
 	wait $bp
 	stop_ruby "$pid"
 	# The largest gap over the functions of either profile (a function missing from one has 0% there), then

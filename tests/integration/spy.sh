@@ -189,8 +189,25 @@ if start_ruby 3.1 "$workload"; then
 	if command -v setpriv >/dev/null; then
 		# A copy nobody can reach, wherever the checkout lives.
 		chmod 755 "$work" && cp "$RBSCOPE" "$work/rbscope-nobody" && chmod 755 "$work/rbscope-nobody"
+		cp "$top/tests/integration/ruby/undumpable.rb" "$work/" && chmod 644 "$work/undumpable.rb"
 		setpriv --reuid=nobody --regid=nogroup --clear-groups "$work/rbscope-nobody" snapshot -p "$pid" 2>"$work/e"; rc=$?
-		check "permission denied: exit 4 with a hint" sh -c "test $rc = 4 && grep -q 'hint:' '$work/e'"
+		check "permission denied: exit 4, the hint names the process's user and ours ($(tail -n 1 "$work/e"))" \
+			sh -c "test $rc = 4 && grep -q '^hint: process $pid runs as uid 0, rbscope as uid 65534: ' '$work/e'"
+		# Its own user is not enough for a process that made itself undumpable: the hint says so.
+		setpriv --reuid=nobody --regid=nogroup --clear-groups ruby "$work/undumpable.rb" >"$work/undumpable.out" 2>&1 &
+		upid=$!
+		pids="$pids $upid"
+		if await_ready "$work/undumpable.out" $upid; then
+			setpriv --reuid=nobody --regid=nogroup --clear-groups "$work/rbscope-nobody" snapshot -p $upid 2>"$work/e"
+			rc=$?
+			check "permission denied by an undumpable process of our own user: exit 4, the hint says why ($(tail -n 1 "$work/e"))" \
+				sh -c "test $rc = 4 && grep -q '^hint: process $upid is not dumpable' '$work/e'"
+			"$RBSCOPE" snapshot -p $upid >"$work/undumpable.snap" 2>&1
+			check "an undumpable process is read by root" grep -q 'undumpable.rb' "$work/undumpable.snap"
+		else
+			check "the undumpable process started ($(head -c 200 "$work/undumpable.out"))" false
+		fi
+		stop_ruby $upid
 	else
 		skipped "permission denied: setpriv is missing"
 	fi

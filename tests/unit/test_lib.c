@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "lib/buf.h"
@@ -288,6 +290,89 @@ static void test_container_id(void **state)
 	assert_int_equal(task_container_id_parse(text, out, 64), 0);
 }
 
+/* A fake procfs: our status, process 42's, and Yama's scope when scope >= 0. */
+static void fake_proc(const char *dir, const char *self_ids, const char *cap_eff, int seccomp, const char *target_ids,
+		      int scope)
+{
+	char path[512];
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/self", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/self/status", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "Name:\trbscope\n%s\nCapInh:\t0000000000000000\nCapEff:\t%s\nSeccomp:\t%d\n", self_ids, cap_eff, seccomp);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/42", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/42/status", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "Name:\truby\n%s\n", target_ids);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/kernel/yama/ptrace_scope", dir);
+	if (scope < 0) {
+		unlink(path);
+		return;
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/kernel/yama", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "%d\n", scope);
+	fclose(f);
+}
+
+static const char *access_why(const char *dir)
+{
+	static char why[512];
+	task_access_why(dir, 42, why, sizeof(why));
+	return why;
+}
+
+/* Why the kernel refused: the same reasons in the kernel's order, each with its own remedy. */
+static void test_access_why(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/rbscope-procfs-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	/* The test runs as root: the fake status files are root's, as a dumpable uid 0 process's are. */
+	const char *root_ids = "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0";
+	const char *no_cap = "0000000000000000", *all_caps = "000001ffffffffff";
+	if (geteuid()) {
+		skip();
+		return;
+	}
+	fake_proc(dir, "Uid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0", no_cap, 0, root_ids, -1);
+	assert_non_null(strstr(access_why(dir), "runs as uid 0, rbscope as uid 1000"));
+	fake_proc(dir, "Uid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0", no_cap, 0,
+		  "Uid:\t1000\t0\t0\t1000\nGid:\t0\t0\t0\t0", -1); /* a setuid program */
+	assert_non_null(strstr(access_why(dir), "runs as uid 0, rbscope as uid 1000"));
+	fake_proc(dir, "Uid:\t0\t0\t0\t0\nGid:\t100\t100\t100\t100", no_cap, 0, root_ids, -1);
+	assert_non_null(strstr(access_why(dir), "with group 0, rbscope with group 100"));
+	fake_proc(dir, "Uid:\t65534\t65534\t65534\t65534\nGid:\t0\t0\t0\t0", no_cap, 0,
+		  "Uid:\t65534\t65534\t65534\t65534\nGid:\t0\t0\t0\t0", -1); /* its files root's: undumpable */
+	assert_non_null(strstr(access_why(dir), "is not dumpable"));
+	fake_proc(dir, root_ids, no_cap, 0, root_ids, 1);
+	assert_non_null(strstr(access_why(dir), "kernel.yama.ptrace_scope is 1"));
+	assert_non_null(strstr(access_why(dir), "sysctl kernel.yama.ptrace_scope=0"));
+	fake_proc(dir, root_ids, no_cap, 0, root_ids, 2);
+	assert_non_null(strstr(access_why(dir), "kernel.yama.ptrace_scope is 2"));
+	fake_proc(dir, root_ids, all_caps, 0, root_ids, 2); /* CAP_SYS_PTRACE passes scope 2: something else */
+	assert_non_null(strstr(access_why(dir), "security module"));
+	fake_proc(dir, root_ids, all_caps, 0, root_ids, 3); /* scope 3 stops even CAP_SYS_PTRACE */
+	assert_non_null(strstr(access_why(dir), "kernel.yama.ptrace_scope is 3"));
+	fake_proc(dir, "Uid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0", all_caps, 0, root_ids, 1); /* the cap: any user */
+	assert_non_null(strstr(access_why(dir), "security module"));
+	fake_proc(dir, root_ids, no_cap, 2, root_ids, 0);
+	assert_non_null(strstr(access_why(dir), "seccomp filter"));
+	fake_proc(dir, root_ids, no_cap, 0, root_ids, 0);
+	assert_non_null(strstr(access_why(dir), "run it as root, as the process's user, or with CAP_SYS_PTRACE"));
+	/* No such process, no procfs: the general hint, no crash. */
+	assert_non_null(strstr(access_why("/nonexistent"), "CAP_SYS_PTRACE"));
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_http_request),
 		cmocka_unit_test(test_http_hostport),
 		cmocka_unit_test(test_container_id),
+		cmocka_unit_test(test_access_why),
 	};
 	return cmocka_run_group_tests_name("lib", tests, NULL, NULL);
 }
