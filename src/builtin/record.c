@@ -240,8 +240,8 @@ int cmd_record(int argc, char **argv)
 	if (err) {
 		procset_free(&ps);
 		profile_free(&p);
-		rc = err_report(err, o.blocking ? "cannot stop process %d's threads (--blocking)" : "cannot record process %d",
-				o.pid);
+		rc = builtin_report_attach(err, o.pid, o.blocking ? "cannot stop process %d's threads (--blocking)"
+							      : "cannot record process %d", o.pid);
 		goto out_target;
 	}
 	p.pid = o.pid;
