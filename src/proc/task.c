@@ -341,19 +341,26 @@ void task_access_why(const char *procfs, pid_t pid, char *why, size_t cap)
 			 "credentials): only root or CAP_SYS_PTRACE may read it", (int)pid);
 		return;
 	}
+	/* Root without CAP_SYS_PTRACE is a container's root, most likely: the remedy is the capability. */
+	int capless_root = have_self && ids && me[0] == 0 && !ptrace_cap;
+	const char *remedy = capless_root ? "rbscope runs as root without CAP_SYS_PTRACE (in a container?): give it "
+					    "the capability (docker run --cap-add SYS_PTRACE; Kubernetes: "
+					    "securityContext.capabilities.add SYS_PTRACE)"
+					  : "run it as root or with CAP_SYS_PTRACE";
 	if (yama == 3)
 		snprintf(why, cap, "kernel.yama.ptrace_scope is 3: no process may read another's memory, not even "
 			 "root's, until the next boot");
 	else if (yama == 2 && !ptrace_cap)
-		snprintf(why, cap, "kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may attach: run it as root");
+		snprintf(why, cap, "kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may attach: %s", remedy);
 	else if (yama == 1 && !ptrace_cap)
-		snprintf(why, cap, "kernel.yama.ptrace_scope is 1: only a process's ancestors may attach: run it as "
-			 "root or with CAP_SYS_PTRACE, or allow it to the process's user with sysctl "
-			 "kernel.yama.ptrace_scope=0");
+		snprintf(why, cap, "kernel.yama.ptrace_scope is 1: only a process's ancestors may attach: %s, or allow "
+			 "it to the process's user on this host with sysctl kernel.yama.ptrace_scope=0", remedy);
 	else if (seccomp == 2)
 		snprintf(why, cap, "rbscope runs under a seccomp filter (a container's default profile?) that may "
 			 "forbid ptrace and process_vm_readv: give the container CAP_SYS_PTRACE "
 			 "(docker run --cap-add SYS_PTRACE) or a profile that allows them");
+	else if (capless_root)
+		snprintf(why, cap, "%s", remedy);
 	else if (!ptrace_cap)
 		snprintf(why, cap, "run it as root, as the process's user, or with CAP_SYS_PTRACE");
 	else

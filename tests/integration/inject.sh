@@ -270,6 +270,18 @@ if command -v setpriv >/dev/null; then
 		sh -c "test $rc = 4 && grep -q '^hint: process $op runs as uid 0, rbscope as uid 65534: .*CAP_SYS_PTRACE' '$work/e'"
 fi
 stop_ruby $op
+if command -v setpriv >/dev/null; then
+	ruby -e 'puts "ready"; $stdout.flush; sleep' >"$work/capless.out" 2>&1 &
+	cp=$!
+	pids="$pids $cp"
+	await_ready "$work/capless.out" $cp
+	setpriv --bounding-set -sys_ptrace --inh-caps -sys_ptrace "$RBSCOPE" backtraces -p $cp --inject 2>"$work/e"
+	rc=$?
+	check "inject: as root without CAP_SYS_PTRACE (a container's root): exit 4, the hint names the capability ($(tail -n 1 "$work/e"))" \
+		sh -c "test $rc = 4 && grep -q '^hint: rbscope runs as root without CAP_SYS_PTRACE' '$work/e'"
+	check "inject: ... and nothing was loaded" sh -c "! grep -q 'rbscope' '$work/capless.out' && ! grep -q rbscope /proc/$cp/maps"
+	stop_ruby $cp
+fi
 
 # Ruby 2.7 (glibc 2.31), 3.3 and 3.4 (chroots; agent.sh installed the gem in the last two, 2.7's is installed
 # here): found without --agent, busy and idle.

@@ -193,6 +193,10 @@ if start_ruby 3.1 "$workload"; then
 		setpriv --reuid=nobody --regid=nogroup --clear-groups "$work/rbscope-nobody" snapshot -p "$pid" 2>"$work/e"; rc=$?
 		check "permission denied: exit 4, the hint names the process's user and ours ($(tail -n 1 "$work/e"))" \
 			sh -c "test $rc = 4 && grep -q '^hint: process $pid runs as uid 0, rbscope as uid 65534: ' '$work/e'"
+		# Root without CAP_SYS_PTRACE (a container's root, by default): refused, and the hint says to add it.
+		setpriv --bounding-set -sys_ptrace --inh-caps -sys_ptrace "$RBSCOPE" snapshot -p "$pid" 2>"$work/e"; rc=$?
+		check "permission denied to root without CAP_SYS_PTRACE: exit 4, the hint names the capability to add ($(tail -n 1 "$work/e"))" \
+			sh -c "test $rc = 4 && grep -q '^hint: rbscope runs as root without CAP_SYS_PTRACE (in a container?): .*--cap-add SYS_PTRACE' '$work/e'"
 		# Its own user is not enough for a process that made itself undumpable: the hint says so.
 		setpriv --reuid=nobody --regid=nogroup --clear-groups ruby "$work/undumpable.rb" >"$work/undumpable.out" 2>&1 &
 		upid=$!

@@ -364,7 +364,21 @@ static void test_access_why(void **state)
 	assert_non_null(strstr(access_why(dir), "security module"));
 	fake_proc(dir, root_ids, no_cap, 2, root_ids, 0);
 	assert_non_null(strstr(access_why(dir), "seccomp filter"));
-	fake_proc(dir, root_ids, no_cap, 0, root_ids, 0);
+	fake_proc(dir, root_ids, no_cap, 0, root_ids, 0); /* root without the capability: a container's */
+	assert_non_null(strstr(access_why(dir), "runs as root without CAP_SYS_PTRACE (in a container?)"));
+	fake_proc(dir, root_ids, no_cap, 0, root_ids, 1);
+	assert_non_null(strstr(access_why(dir), "is 1: only a process's ancestors may attach: rbscope runs as root without"));
+	/* A user's own dumpable process (its status file that user's, as the kernel makes it): Ubuntu's default
+	   Yama scope 1 refuses it, and otherwise the general hint. */
+	const char *user_ids = "Uid:\t1000\t1000\t1000\t1000\nGid:\t0\t0\t0\t0";
+	char status[600];
+	snprintf(status, sizeof(status), "%s/42/status", dir);
+	fake_proc(dir, user_ids, no_cap, 0, user_ids, 1);
+	assert_int_equal(chown(status, 1000, 0), 0);
+	assert_non_null(strstr(access_why(dir), "kernel.yama.ptrace_scope is 1: only a process's ancestors may attach: "
+						"run it as root or with CAP_SYS_PTRACE, or allow it"));
+	fake_proc(dir, user_ids, no_cap, 0, user_ids, -1);
+	assert_int_equal(chown(status, 1000, 0), 0);
 	assert_non_null(strstr(access_why(dir), "run it as root, as the process's user, or with CAP_SYS_PTRACE"));
 	/* No such process, no procfs: the general hint, no crash. */
 	assert_non_null(strstr(access_why("/nonexistent"), "CAP_SYS_PTRACE"));
