@@ -27,7 +27,7 @@ int agent_cli_connect(struct agent_conn *c, int pid)
 				task_access_why("/proc", pid, why, sizeof(why));
 				fprintf(stderr, "hint: %s\n", why);
 			}
-			return err_exit_code(e == -EPERM || e == -EACCES ? -EPERM : e == ERR_GONE ? ERR_GONE : ERR_INJECT);
+			return err_exit_code(e == -EPERM || e == -EACCES || e == ERR_GONE ? e : ERR_INJECT);
 		}
 		if (e == 0)
 			fprintf(stderr, "rbscope: process %d: agent loaded (--inject: %s)\n", pid, why);

@@ -160,7 +160,7 @@ static void write_state_marker(const struct profile *p, FILE *f, int *first, uin
 	write_ms(f, to);
 	fprintf(f, ",1,%d,{\"type\":\"ThreadState\",\"state\":", state_category(state));
 	const char *name = syscall ? strtab_get(&p->strs, syscall) + 1 : NULL; /* "blocked: read)" */
-	if (name && state == PROFILE_STATE_BLOCKED) {
+	if (name) { /* (only a blocked sample has one) */
 		char buf[96];
 		snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(name, ")"), name);
 		json_write_string(f, buf);

@@ -76,7 +76,7 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 		else if (states)
 			fprintf(f, "[%u]", p->nframes + (uint32_t)profile_stack_state(p, stack));
 		else
-			write_stack(p, ts, ts->samples[ts->order[k]].stack, f);
+			write_stack(p, ts, stack, f);
 	}
 	fputs("],\n\"weights\":[", f);
 	for (uint64_t k = begin; k < end; k++)

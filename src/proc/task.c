@@ -342,7 +342,7 @@ void task_access_why(const char *procfs, pid_t pid, char *why, size_t cap)
 		return;
 	}
 	/* Root without CAP_SYS_PTRACE is a container's root, most likely: the remedy is the capability. */
-	int capless_root = have_self && ids && me[0] == 0 && !ptrace_cap;
+	int capless_root = ids && me[0] == 0 && !ptrace_cap;
 	const char *remedy = capless_root ? "rbscope runs as root without CAP_SYS_PTRACE (in a container?): give it "
 					    "the capability (docker run --cap-add SYS_PTRACE; Kubernetes: "
 					    "securityContext.capabilities.add SYS_PTRACE)"

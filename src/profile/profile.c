@@ -188,11 +188,15 @@ int profile_stack_state(const struct profile *p, uint32_t stack)
 int64_t profile_stack_syscall(const struct profile *p, uint32_t stack)
 {
 	const struct profile_stack *s = &p->stacks[stack];
-	if (!s->len || profile_stack_state(p, stack) != PROFILE_STATE_BLOCKED)
+	if (!s->len)
 		return -1;
+	/* the leaf's name first: most stacks are not blocked, and it is cheaper than their state */
 	uint32_t leaf = p->pool[s->start + s->len - 1];
 	const char *name = strtab_get(&p->strs, p->frames[leaf].name);
-	return !strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ", strlen(PROFILE_STATE_BLOCKED_FRAME ": ")) ? (int64_t)leaf : -1;
+	if (p->frames[leaf].kind != PROFILE_FRAME_STATE ||
+	    strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ", strlen(PROFILE_STATE_BLOCKED_FRAME ": ")))
+		return -1;
+	return profile_stack_state(p, stack) == PROFILE_STATE_BLOCKED ? (int64_t)leaf : -1;
 }
 
 const char *profile_state_name(int state)
