@@ -376,8 +376,11 @@ static pid_t choose_thread(struct ruby_target *t, enum wait_kind *kind, long *nr
 			continue;
 		long n;
 		enum wait_kind k = wait_of(t->pid, th->tid, &n);
-		if (k == WAIT_SLEEP && th->state != THREAD_SLEEPING)
-			continue; /* a C call without the GVL waiting on its own lock: not Ruby's own wait */
+		/* A futex or a sleep is Ruby's own wait when the VM says it sleeps, or (a timed sleep, which
+		   3.3 on marks blocked as it marks any C call without the GVL) when its top frame is a method
+		   known to wait; a C call without the GVL waiting on its own lock is not. */
+		if (k == WAIT_SLEEP && th->state != THREAD_SLEEPING && !(th->nframes && th->frames[0].kind == FRAME_WAIT))
+			continue;
 		if (k == WAIT_IO || (k == WAIT_SLEEP && *kind == WAIT_NONE)) {
 			best = th->tid, *kind = k, *nr = n;
 			if (k == WAIT_IO)

@@ -147,6 +147,7 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int tty = isatty(2), consecutive_errors = 0, err;
+	uint64_t dropped_before = p->dropped;
 	if (raw && (err = raw_writer_start(raw, raw->f, p)))
 		return err_report(err, "cannot write '%s'", o->raw);
 	while (!builtin_stop) {
@@ -154,7 +155,8 @@ static int sample_loop(const struct record_opts *o, struct procset *ps, struct r
 		if (now >= end)
 			break;
 		procset_discover(ps, now);
-		err = procset_tick(ps, now - start);
+		err = procset_tick(ps, now - start, p->dropped - dropped_before);
+		dropped_before = p->dropped;
 		if (err == ERR_GONE) {
 			*gone = 1;
 			break;
@@ -230,6 +232,7 @@ int cmd_record(int argc, char **argv)
 	ps.follow = o.subprocesses;
 	ps.threads_root = o.threads;
 	ps.mode = o.mode;
+	ps.period_ns = (uint64_t)(1e9 / o.rate);
 	ps.syscalls = o.syscalls;
 	ps.native = o.native;
 	ps.blocking = o.blocking;

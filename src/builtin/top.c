@@ -33,6 +33,7 @@ struct window {
 struct view {
 	int tty, by_total, mode, on_cpu, native, no_bpf; /* mode: enum sampler_mode */
 	int capture_hz; /* the GVL holder sampled on its own CPU (sampler_capture), 0: not */
+	uint64_t period_ns; /* the rate's period */
 	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
 };
 
@@ -174,6 +175,7 @@ static int reset_window(struct window *w, struct ruby_target *t, struct view *v)
 		err = profile_init(&w->halves[h]);
 		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
 		w->samplers[h].mode = v->mode;
+		w->samplers[h].period_ns = v->period_ns;
 		w->samplers[h].native = v->native;
 	}
 	char why[160];
@@ -238,6 +240,7 @@ int cmd_top(int argc, char **argv)
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
 	v.capture_hz = sampler_capture_hz(v.mode, 0, v.no_bpf, rate);
+	v.period_ns = (uint64_t)(1e9 / rate);
 	int err = reset_window(&w, &t, &v);
 	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
@@ -260,6 +263,7 @@ int cmd_top(int argc, char **argv)
 			err = err ?: profile_init(&w.halves[w.cur]);
 			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
 			w.samplers[w.cur].mode = v.mode;
+			w.samplers[w.cur].period_ns = v.period_ns;
 			w.samplers[w.cur].native = v.native;
 			w.samplers[w.cur].capture = cap;
 			next_half += (uint64_t)(window / 2 * 1e9);

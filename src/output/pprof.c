@@ -471,7 +471,13 @@ static void put_mapping(struct pprof *pp, uint32_t id)
 	gz_message(&pp->gz, PPROF_MAPPING, &pp->msg);
 }
 
-/* start_line is left out: a frame holds the line it was at, not where its method begins. */
+/*
+ * start_line is left out: a frame holds the line it was at, not where its
+ * method begins. A native function's system name is its symbol, for pprof to
+ * demangle; a Ruby name has none: pprof takes a name with a system name equal
+ * to it for a demangled C++ name and cuts what is in () and <> ("block (2
+ * levels) in <class:App>" would read "block  in "), one without as it is.
+ */
 static void put_function(struct pprof *pp, uint32_t id)
 {
 	const struct profile_frame *fr = &pp->p->frames[pp->func_frame[id]];
@@ -479,7 +485,8 @@ static void put_function(struct pprof *pp, uint32_t id)
 	pb_reset(&pp->msg);
 	pb_int(&pp->msg, FUNCTION_ID, id);
 	pb_int(&pp->msg, FUNCTION_NAME, name);
-	pb_int(&pp->msg, FUNCTION_SYSTEM_NAME, name);
+	if (fr->kind == PROFILE_FRAME_NATIVE)
+		pb_int(&pp->msg, FUNCTION_SYSTEM_NAME, name);
 	pb_int(&pp->msg, FUNCTION_FILENAME, str_of(pp, fr->path));
 	gz_message(&pp->gz, PPROF_FUNCTION, &pp->msg);
 }

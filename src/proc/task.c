@@ -41,6 +41,34 @@ char task_state(pid_t pid, pid_t tid)
 	return p && p[1] == ' ' && p[2] ? p[2] : '?';
 }
 
+int task_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	ssize_t n = read_file(path, text, sizeof(text));
+	char *end;
+	if (n > 0) {
+		unsigned long long v = strtoull(text, &end, 10);
+		if (end != text && *end == ' ') {
+			*ns = v;
+			return 0;
+		}
+	}
+	/* Fields 14 and 15 (utime, stime), counted after the command's last ')'. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if ((n = read_file(path, text, sizeof(text))) <= 0)
+		return n < 0 ? (int)n : -ESRCH;
+	char *p = strrchr(text, ')');
+	for (int field = 2; p && field < 14; field++)
+		p = strchr(p + 1, ' ');
+	unsigned long long ut, st;
+	if (!p || sscanf(p, " %llu %llu", &ut, &st) != 2)
+		return -EINVAL;
+	long hz = sysconf(_SC_CLK_TCK);
+	*ns = (ut + st) * (uint64_t)(1000000000 / (hz > 0 ? hz : 100));
+	return 0;
+}
+
 int task_syscall(pid_t pid, pid_t tid, int *nr, unsigned long long *sp, unsigned long long *pc)
 {
 	char path[64], text[256];

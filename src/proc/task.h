@@ -2,10 +2,17 @@
 #ifndef RBSCOPE_TASK_H
 #define RBSCOPE_TASK_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The state letter of a thread (R, S, D, T, Z...), or '?' if it is gone. */
 char task_state(pid_t pid, pid_t tid);
+/*
+ * The CPU time thread tid has run, by the kernel's account: nanoseconds from
+ * /proc/PID/task/TID/schedstat, or (a kernel without it) user and system
+ * time from .../stat in clock ticks. 0 with *ns set, or -errno (gone).
+ */
+int task_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns);
 /*
  * What thread tid is doing in the kernel, from /proc/PID/task/TID/syscall
  * (no stop, one read): in system call *nr (>= 0), TASK_NO_SYSCALL (in user

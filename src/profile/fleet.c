@@ -271,8 +271,9 @@ static int all_parked(const struct ruby_sample *s)
  * thread per tick, and the first read that sees a thread move or run brings
  * the process back to every tick.
  */
-void fleet_tick(struct fleet *f, uint64_t now)
+void fleet_tick(struct fleet *f, uint64_t now, uint64_t missed)
 {
+	uint64_t first = f->cur->nsamples;
 	for (int i = 0; i < f->n; i++) {
 		struct fleet_target *e = f->v[i];
 		if (e->state != FLEET_LIVE)
@@ -285,6 +286,7 @@ void fleet_tick(struct fleet *f, uint64_t now)
 		uint64_t before = f->cur->nsamples, unchanged = e->s.unchanged, torn = e->s.torn;
 		uint64_t ticks = 1 + (uint64_t)e->left_out;
 		e->left_out = 0;
+		e->s.ticks_missed = missed;
 		int err = sampler_tick(&e->s, now);
 		f->unchanged += e->s.unchanged - unchanged;
 		if (err == ERR_GONE) {
@@ -304,6 +306,9 @@ void fleet_tick(struct fleet *f, uint64_t now)
 			}
 		tally(f, e, before, after, ticks);
 	}
+	/* In time order for the windows (profile_sample_at): each process's captures came before the tick. Out of
+	   memory, they stay as added: a window's edges are then a tick off, nothing is lost. */
+	(void)profile_order_samples(f->cur, first);
 }
 
 /* Has e been gone long enough, with all its samples dropped, to be forgotten? */

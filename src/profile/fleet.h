@@ -64,8 +64,9 @@ int fleet_init(struct fleet *f, uint32_t rate_hz);
 void fleet_free(struct fleet *f);
 /* Look for new targets and notice exited ones (rate-limited: at most every 2 s unless force). */
 void fleet_scan(struct fleet *f, uint64_t now, int force);
-/* Sample every live target at now (monotonic ns); a process whose threads all stay parked, every other tick. */
-void fleet_tick(struct fleet *f, uint64_t now);
+/* Sample every live target at now (monotonic ns), the reads standing for missed ticks too; a process whose
+   threads all stay parked, every other tick. */
+void fleet_tick(struct fleet *f, uint64_t now, uint64_t missed);
 /*
  * Samples before keep_from are no longer wanted (no request spans them):
  * drop them, forget an old profile whose samples are all before it, forget

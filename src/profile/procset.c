@@ -52,6 +52,7 @@ static int start(struct procset *ps, struct proc_entry *e)
 		return err;
 	e->s.threads_root = ps->threads_root;
 	e->s.mode = ps->mode;
+	e->s.period_ns = ps->period_ns;
 	e->s.syscalls = ps->syscalls;
 	e->s.native = ps->native;
 	if (ps->capture_hz) {
@@ -115,13 +116,14 @@ void procset_discover(struct procset *ps, uint64_t now)
 	}
 }
 
-int procset_tick(struct procset *ps, uint64_t t_ns)
+static int tick_all(struct procset *ps, uint64_t t_ns, uint64_t missed)
 {
 	int first_err = 0;
 	for (int i = 0; i < ps->n; i++) {
 		struct proc_entry *e = ps->v[i];
 		if (e->state != PROC_LIVE)
 			continue;
+		e->s.ticks_missed = missed;
 		int err = ps->blocking ? pauser_stop(&e->pz) : 0;
 		if (!err) {
 			err = sampler_tick(&e->s, t_ns);
@@ -142,6 +144,15 @@ int procset_tick(struct procset *ps, uint64_t t_ns)
 			first_err = err;
 	}
 	return first_err;
+}
+
+int procset_tick(struct procset *ps, uint64_t t_ns, uint64_t missed)
+{
+	uint64_t before = ps->profile->nsamples;
+	int err = tick_all(ps, t_ns, missed);
+	/* Each process's captures are timed within the tick, before the samples of the processes ticked ahead of it. */
+	int oerr = profile_order_samples(ps->profile, before);
+	return err ?: oerr;
 }
 
 void procset_totals(const struct procset *ps, struct sampler *sum)

@@ -33,6 +33,7 @@ struct procset {
 	size_t cap;
 	int follow, threads_root, verbose;
 	int mode, syscalls, native; /* as struct sampler's */
+	uint64_t period_ns;         /* as struct sampler's: the rate's period */
 	int blocking; /* stop each process's threads around its sample (ptrace) */
 	int capture_hz; /* sample each process's GVL holder on its own CPU at this rate (sampler_capture); 0: no */
 	char capture_why[160]; /* why a process could not be: the first reason */
@@ -48,8 +49,11 @@ void procset_init(struct procset *ps, struct profile *p);
 int procset_add(struct procset *ps, pid_t pid, const struct ruby_target *attached);
 /* With follow, attach new Ruby descendants (at most twice a second). */
 void procset_discover(struct procset *ps, uint64_t now);
-/* Sample every live process; ERR_GONE when the first one exited, else the first one's error or 0. */
-int procset_tick(struct procset *ps, uint64_t t_ns);
+/*
+ * Sample every live process, the reads standing for missed ticks (due since the tick before, not taken) too;
+ * ERR_GONE when the first one exited, else the first one's error or 0.
+ */
+int procset_tick(struct procset *ps, uint64_t t_ns, uint64_t missed);
 /* The samplers' counters added up. */
 void procset_totals(const struct procset *ps, struct sampler *sum);
 void procset_free(struct procset *ps);

@@ -332,6 +332,58 @@ int profile_copy_samples(struct profile *dst, const struct profile *src, uint64_
 	return err;
 }
 
+/* Stable sort of v[0, n) by time, scratch holding n; a bottom-up merge sort. */
+static void sort_samples(struct profile_sample *v, uint64_t n, struct profile_sample *scratch)
+{
+	struct profile_sample *a = v, *b = scratch;
+	for (uint64_t width = 1; width < n; width *= 2) {
+		for (uint64_t lo = 0; lo < n; lo += 2 * width) {
+			uint64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+			uint64_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				b[k++] = a[j].t_ns < a[i].t_ns ? a[j++] : a[i++];
+			while (i < mid)
+				b[k++] = a[i++];
+			while (j < hi)
+				b[k++] = a[j++];
+		}
+		struct profile_sample *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != v)
+		memcpy(v, a, n * sizeof(*v));
+}
+
+int profile_order_samples(struct profile *p, uint64_t from)
+{
+	struct profile_sample *v = p->samples;
+	uint64_t n = p->nsamples, i = from;
+	if (from >= n)
+		return 0;
+	/* In order already (the common case): nothing to do. */
+	while (i + 1 < n && v[i].t_ns <= v[i + 1].t_ns)
+		i++;
+	if (i + 1 >= n && (!from || v[from - 1].t_ns <= v[from].t_ns))
+		return 0;
+	uint64_t tail = n - from;
+	struct profile_sample *scratch = malloc(2 * tail * sizeof(*scratch));
+	if (!scratch)
+		return -ENOMEM;
+	sort_samples(v + from, tail, scratch);
+	/* Merge the sorted tail into the head from the back: a head sample goes after tail samples of its time. */
+	memcpy(scratch, v + from, tail * sizeof(*scratch));
+	uint64_t h = from, t = tail, k = n;
+	while (t) {
+		if (h && v[h - 1].t_ns > scratch[t - 1].t_ns)
+			v[--k] = v[--h];
+		else
+			v[--k] = scratch[--t];
+	}
+	free(scratch);
+	return 0;
+}
+
 uint64_t profile_sample_at(const struct profile *p, uint64_t t_ns)
 {
 	uint64_t lo = 0, hi = p->nsamples;

@@ -136,6 +136,15 @@ int profile_merge(struct profile *dst, const struct profile *src);
  */
 int profile_copy_samples(struct profile *dst, const struct profile *src, uint64_t from, uint64_t to,
 			 int (*keep)(void *ctx, int32_t tid, int state), void *ctx);
+/*
+ * Put samples [from, nsamples) in time order among all of them, each keeping
+ * its place among samples of the same time (a stable merge): [0, from) must be
+ * in order already. A tick of several processes adds each one's samples in
+ * turn, a process's captures from its own CPU timed before the tick; the
+ * sampling loops call this after each tick, the --raw reader on the whole file.
+ * 0 or -ENOMEM (the samples as they were).
+ */
+int profile_order_samples(struct profile *p, uint64_t from);
 /* The index of the first sample at or after t_ns (samples are in time order). */
 uint64_t profile_sample_at(const struct profile *p, uint64_t t_ns);
 /* Forget the first n samples (their stacks keep their counts). */

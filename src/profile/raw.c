@@ -16,9 +16,11 @@
  *   'K' stacks {u32 start, u32 len}, appended (counts come from the samples)
  *   'T' a thread {i32 tid, u32 name}: new, or named since
  *   'M' {u32 ruby_version, u32 command} string ids
- *   'D' samples {u64 t_ns, i32 tid, u32 stack}, in time order
+ *   'D' samples {u64 t_ns, i32 tid, u32 stack}, mostly in time order (the reader sorts them: a
+ *       recording of several processes, or a file of an older rbscope, may hold some out of order)
  *   'E' {u64 duration_ns, errors, torn, dropped}, then "RBSCEND3"
- * A file whose writer was killed ends before 'E': everything before it reads.
+ * A file whose writer was killed ends before 'E' (perhaps inside a record): everything before the
+ * end reads. Anything else malformed, wherever it is, makes the whole file unreadable.
  * Version 2 (one block of everything, "RBSCRAW2" ... "RBSCEND2") is still read.
  */
 static const char MAGIC2[8] = "RBSCRAW2", TRAILER2[8] = "RBSCEND2";
@@ -171,7 +173,7 @@ static int validate(const struct profile *p)
 		if ((uint64_t)p->stacks[i].start + p->stacks[i].len > p->pool_len)
 			return ERR_BAD_FILE;
 	for (uint64_t i = 0; i < p->nsamples; i++)
-		if (p->samples[i].stack >= p->nstacks || (i && p->samples[i].t_ns < p->samples[i - 1].t_ns))
+		if (p->samples[i].stack >= p->nstacks)
 			return ERR_BAD_FILE;
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		if (!valid_string(p, p->threads[i].name))
@@ -266,7 +268,7 @@ static int append(FILE *f, void **v, uint64_t *have, uint64_t len, size_t size, 
 /*
  * A 'D' record of len bytes, samples not kept: each counted for its stack,
  * and in by_thread (tid << 32 | stack -> samples), checked as validate()
- * would (a known stack, times in order). With a file
+ * would (a known stack); *last_t the latest time seen. With a file
  * cut inside the record, the whole samples before the cut count.
  */
 static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nstacks, uint64_t *seen, uint64_t *last_t,
@@ -278,14 +280,15 @@ static int count_samples(struct profile *p, FILE *f, uint64_t len, uint64_t nsta
 	for (uint64_t left = len / sizeof(chunk[0]); left;) {
 		size_t want = left < 4096 ? (size_t)left : 4096, got = fread(chunk, sizeof(chunk[0]), want, f);
 		for (size_t i = 0; i < got; i++) {
-			if (chunk[i].stack >= nstacks || (*seen && chunk[i].t_ns < *last_t))
+			if (chunk[i].stack >= nstacks)
 				return ERR_BAD_FILE;
 			p->stacks[chunk[i].stack].count++;
 			uint64_t key = (uint64_t)(uint32_t)chunk[i].tid << 32 | chunk[i].stack, *n = map_get(by_thread, key);
 			int err = n ? (++*n, 0) : map_put(by_thread, key, 1);
 			if (err)
 				return err;
-			*last_t = chunk[i].t_ns;
+			if (chunk[i].t_ns > *last_t)
+				*last_t = chunk[i].t_ns;
 			++*seen;
 		}
 		if (got < want)
@@ -377,12 +380,14 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short,
 	p->strs.arena.len = p->strs.arena.alloc = arena;
 	p->nframes = (uint32_t)nframes;
 	p->nstacks = (uint32_t)nstacks;
-	if (p->nsamples) {
-		counted = p->nsamples;
-		last_t = p->samples[p->nsamples - 1].t_ns;
-	}
-	if (err == ERR_BAD_FILE && *cut_short && counted)
-		err = 0; /* a record cut in the middle: what came before it stands */
+	for (uint64_t i = 0; i < p->nsamples; i++)
+		if (p->samples[i].t_ns > last_t)
+			last_t = p->samples[i].t_ns;
+	counted += p->nsamples;
+	/* A record the file ends inside (its writer killed while writing it): what came before it stands.
+	   Malformed bytes with more of the file after them are not an end: the file does not read. */
+	if (err == ERR_BAD_FILE && *cut_short && counted && feof(f) && !ferror(f))
+		err = 0;
 	if (!err && *cut_short && !counted)
 		err = ERR_BAD_FILE; /* cut before its first sample: nothing to show */
 	set_caps(p);
@@ -406,6 +411,8 @@ int profile_read_raw(struct profile *p, FILE *f, int keep_samples, int *cut_shor
 						  : ERR_BAD_FILE;
 	if (!err)
 		err = validate(p);
+	if (!err && keep_samples)
+		err = profile_order_samples(p, 0);
 	/* Counts per stack, from the samples kept (version 3 does not write them), and each thread's states. */
 	if (!err && !memcmp(magic, MAGIC3, 8) && keep_samples)
 		for (uint64_t i = 0; i < p->nsamples; i++)

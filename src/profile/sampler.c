@@ -8,6 +8,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/err.h"
+#include "../lib/vec.h"
 #include "../proc/task.h"
 
 /* A sample's frames go into the profile with their kinds as they are. */
@@ -25,6 +26,7 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 	map_init(&s->frame_cache);
 	map_init(&s->threads_seen);
 	map_init(&s->state_frames);
+	map_init(&s->cpu_index);
 	s->sample = malloc(sizeof(*s->sample));
 	s->stack_buf = malloc((WALK_MAX_FRAMES + 4) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
@@ -37,6 +39,8 @@ void sampler_free(struct sampler *s)
 	map_free(&s->frame_cache);
 	map_free(&s->threads_seen);
 	map_free(&s->state_frames);
+	map_free(&s->cpu_index);
+	free(s->cpu_clocks);
 	if (s->capture && s->target && s->target->native_capture == s->capture)
 		s->target->native_capture = NULL;
 	ruby_capture_close(s->capture);
@@ -122,17 +126,74 @@ static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, i
 	return map_put(&s->state_frames, key, (uint64_t)*id + 1);
 }
 
-/* Does the profile count th, by the sampler's mode? */
-static int counted(const struct sampler *s, const struct ruby_thread_sample *th)
+/* In a method that waits: not where CPU time goes. */
+static int in_wait(const struct ruby_thread_sample *th)
+{
+	int top = ruby_top(th);
+	return top < th->nframes && th->frames[top].kind == FRAME_WAIT;
+}
+
+/* Thread tid's CPU clock (a new one at a random phase of its period), or NULL out of memory. */
+static struct sampler_cpu_clock *cpu_clock(struct sampler *s, int32_t tid, uint64_t cpu_ns, uint64_t period)
+{
+	uint64_t *i = map_get(&s->cpu_index, (uint32_t)tid);
+	if (i)
+		return &s->cpu_clocks[*i - 1];
+	struct sampler_cpu_clock *v = vec_grow(s->cpu_clocks, s->ncpu_clocks, &s->cpu_clocks_cap, sizeof(*v));
+	if (!v || map_put(&s->cpu_index, (uint32_t)tid, s->ncpu_clocks + 1))
+		return NULL;
+	s->cpu_clocks = v;
+	/* A random phase: a thread that runs less than a period between ticks is sampled as often as it runs. */
+	v[s->ncpu_clocks] = (struct sampler_cpu_clock){ cpu_ns, (int64_t)(map_hash64(clock_now_ns() ^ (uint64_t)tid) % period) };
+	return &v[s->ncpu_clocks++];
+}
+
+/*
+ * How many samples th gets at this tick, by the sampler's mode: in wall mode
+ * one; in gvl mode one if it waits for the GVL; in cpu mode one for each
+ * period of CPU time it ran since the tick before, less those its own CPU's
+ * clock took (captured), by the kernel's account: not whether it is
+ * runnable now, which a thread waiting for a CPU is too. A thread waiting
+ * for the GVL ran in the call it is in (a C call that let the GVL go); one
+ * in a method that waits (sleep, a queue) ran before it: its time waits for
+ * a tick that finds it out of the wait (at most CPU_CARRY_NS of it).
+ */
+#define CPU_CARRY_NS INT64_C(1000000000)
+static uint64_t samples_due(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period)
 {
 	switch (s->mode) {
-	case SAMPLER_CPU: {
-		/* Running by the kernel's account, and not in a method that waits nor for the GVL (a thread
-		   that was running a moment ago as the stack was read, on its way into a wait). */
-		int top = ruby_top(th);
-		return th->kstate == 'R' && th->state != THREAD_GVL_WAIT && !(top < th->nframes && th->frames[top].kind == FRAME_WAIT);
-	}
 	case SAMPLER_GVL: return th->state == THREAD_GVL_WAIT;
+	case SAMPLER_CPU: {
+		struct sampler_cpu_clock *c;
+		if (!th->has_cpu || !(c = cpu_clock(s, th->tid, th->cpu_ns, period)))
+			return 0;
+		if (th->cpu_ns > c->cpu_ns)
+			c->credit_ns += (int64_t)(th->cpu_ns - c->cpu_ns);
+		c->cpu_ns = th->cpu_ns;
+		if (in_wait(th) && c->credit_ns > CPU_CARRY_NS) {
+			s->cpu_unplaced += (uint64_t)(c->credit_ns - CPU_CARRY_NS) / period;
+			c->credit_ns = CPU_CARRY_NS;
+		}
+		if (c->credit_ns < (int64_t)period || in_wait(th))
+			return 0;
+		uint64_t n = (uint64_t)c->credit_ns / period;
+		c->credit_ns -= (int64_t)(n * period);
+		return n;
+	}
+	}
+	return 1;
+}
+
+/* A sample th's own CPU's clock took (cpu mode: one period of its CPU time, not to be counted again). */
+static int captured_counted(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period)
+{
+	if (s->mode == SAMPLER_GVL)
+		return th->state == THREAD_GVL_WAIT;
+	if (s->mode == SAMPLER_CPU && th->tid) {
+		uint64_t *i = map_get(&s->cpu_index, (uint32_t)th->tid);
+		/* (a thread not yet seen from outside starts its clock at the next tick) */
+		if (i && s->cpu_clocks[*i - 1].credit_ns > -(int64_t)(UINT64_C(1000000000) / 2))
+			s->cpu_clocks[*i - 1].credit_ns -= (int64_t)period;
 	}
 	return 1;
 }
@@ -200,6 +261,7 @@ int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 struct drain {
 	struct sampler *s;
 	uint64_t base, now; /* CLOCK_MONOTONIC at the recording's start, and the tick's time in it */
+	uint64_t period;    /* a sample's CPU time (--mode cpu) */
 };
 
 static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t t_mono)
@@ -212,7 +274,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		t = d->now;
 	d->s->last_t = t;
 	d->s->captured++;
-	if (!counted(d->s, th))
+	if (!captured_counted(d->s, th, d->period))
 		return 0;
 	d->s->salvaged += (uint64_t)th->salvaged;
 	return add_thread(d->s, th, t);
@@ -221,14 +283,17 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
 	s->ticks++;
+	/* The period a sample stands for: the rate's, or (not given) the time since the tick before. */
+	uint64_t period = s->period_ns ?: t_ns > s->last_tick_t && s->last_tick_t ? t_ns - s->last_tick_t : UINT64_C(10000000);
+	s->last_tick_t = t_ns;
 	if (s->capture) {
 		/* What the GVL holder did since the last tick, taken on its own CPU: first, as it came first. */
-		struct drain d = { s, clock_now_ns() - t_ns, t_ns };
+		struct drain d = { s, clock_now_ns() - t_ns, t_ns, period };
 		int err = ruby_capture_drain(s->capture, add_captured, &d);
 		if (err)
 			return err;
 	}
-	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_KSTATE : 0) | (s->syscalls ? WALK_SYSCALL : 0) |
+	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->syscalls ? WALK_SYSCALL : 0) |
 			 (s->native ? WALK_NATIVE : 0);
 	int err = ruby_sample_take(s->target, s->sample, flags);
 	if (err == ERR_TORN) {
@@ -255,7 +320,10 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
 			   holding the GVL): in a wall profile, that time goes to its stack as read here. */
 			int owed = s->mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->ticks, clock_now_ns()) : 0;
-			s->owed += (uint64_t)owed;
+			/* (in cpu mode its clock is kept: its captures took its samples, any more were lost) */
+			if (s->mode == SAMPLER_CPU)
+				(void)samples_due(s, th, period);
+			s->owed += (uint64_t)owed; /* (time-based: ticks missed included) */
 			for (; owed > 0; owed--) {
 				s->salvaged += (uint64_t)th->salvaged;
 				if ((err = add_thread(s, th, t_ns)))
@@ -263,16 +331,30 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			}
 			continue;
 		}
-		if (!counted(s, th))
+		uint64_t due = samples_due(s, th, period);
+		if (s->mode != SAMPLER_CPU)
+			due *= 1 + s->ticks_missed;
+		if (!due)
 			continue;
 		/* (what the reads of threads it adds were like: the others' were thrown away) */
 		s->salvaged += (uint64_t)th->salvaged;
 		s->unchanged += (uint64_t)th->unchanged;
-		if ((err = add_thread(s, th, t_ns)))
-			return err;
+		struct ruby_thread_sample ran;
+		if (s->mode == SAMPLER_CPU) {
+			/* Its CPU time went to the call it is in: Ruby code (it waits for the GVL back), or C code that
+			   let the GVL go (it may be blocked in a system call by now). */
+			ran = *th;
+			ran.state = th->state == THREAD_GVL_WAIT ? THREAD_RUNNING : th->state;
+			ran.syscall = th->state == THREAD_BLOCKED ? TASK_ON_CPU : th->syscall;
+			th = &ran;
+		}
+		for (; due; due--)
+			if ((err = add_thread(s, th, t_ns)))
+				return err;
 	}
 	if (t_ns > s->last_t)
 		s->last_t = t_ns;
+	s->ticks_missed = 0;
 	/* A task clock for each thread that appeared, none for those gone. */
 	return s->capture ? ruby_capture_follow(s->capture, s->sample) : 0;
 }

@@ -41,6 +41,21 @@ struct sampler {
 	uint64_t capture_unfollowed; /* (procset_totals) threads it could not give a clock (read from outside) */
 	uint64_t capture_native, capture_native_missed; /* (procset_totals) --native: its samples with native frames, without */
 	uint64_t last_t;       /* the latest sample time added */
+	/* Ticks due since the tick before that the loop could not take (it fell behind): set by the caller
+	   before sampler_tick, the next tick's reads from outside stand for them too (wall and gvl modes),
+	   as the captures of the GVL holder, taken on its own CPU, lost none of that time. */
+	uint64_t ticks_missed;
+	/* --mode cpu: a thread's samples are its CPU time by the kernel's account, one per period_ns (the
+	   rate's period; 0: the time between ticks), each with its stack at the tick after that time ran. */
+	uint64_t period_ns;
+	struct map cpu_index;  /* tid -> index in cpu_clocks + 1 */
+	struct sampler_cpu_clock {
+		uint64_t cpu_ns;   /* its CPU time at the tick before */
+		int64_t credit_ns; /* run and not yet sampled (negative: sampled on its own CPU ahead of this) */
+	} *cpu_clocks;
+	size_t ncpu_clocks, cpu_clocks_cap;
+	uint64_t last_tick_t;
+	uint64_t cpu_unplaced; /* --mode cpu: samples of CPU time a thread ran before it went into a long wait */
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);

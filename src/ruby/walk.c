@@ -1132,6 +1132,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 */
 	ts->tid = ts->main && t->pid > 0 ? t->pid : host_tid(t, thread_tid(t, w, th));
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
+	ts->has_cpu = (flags & WALK_CPU) && ts->tid && !t->core && !task_cpu_ns(t->pid, ts->tid, &ts->cpu_ns);
 	ts->syscall = WALK_SYSCALL_UNKNOWN;
 	unsigned long long sp, pc;
 	/* (an open unwinder reads it anyway, below) */

@@ -38,6 +38,8 @@ struct ruby_thread_sample {
 	uint32_t name;      /* strtab id of Thread#name, 0 if none */
 	int state;          /* enum thread_state */
 	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for */
+	int has_cpu;        /* WALK_CPU: cpu_ns was read */
+	uint64_t cpu_ns;    /* WALK_CPU: the CPU time it has run, by the kernel's account (task_cpu_ns) */
 	int syscall;        /* a blocked thread's system call or TASK_ON_CPU (proc/task.h), WALK_SYSCALL_UNKNOWN unless asked for */
 	int main;           /* the main thread */
 	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
@@ -89,6 +91,7 @@ enum {
 	WALK_KSTATE = 1,  /* read each thread's kernel state */
 	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */
 	WALK_NATIVE = 4,  /* unwind each thread's native stack: off a CPU from /proc, running by stopping it (ptrace) */
+	WALK_CPU = 8,     /* read the CPU time each thread has run (one read of /proc per thread) */
 };
 #define NATIVE_MAX 128 /* native frames unwound per thread */
 #define WALK_SYSCALL_UNKNOWN TASK_SYSCALL_UNREAD

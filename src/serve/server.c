@@ -488,7 +488,7 @@ int serve_run(const struct serve_options *o, int listen_fd)
 	struct ticker tk;
 	ticker_init(&tk, o->rate, start);
 	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	uint64_t next = start;
+	uint64_t next = start, dropped_before = s->c.dropped;
 	fleet_scan(&s->fleet, start, 1);
 	while (!*o->stop) {
 		uint64_t now = clock_now_ns();
@@ -503,7 +503,8 @@ int serve_run(const struct serve_options *o, int listen_fd)
 		if (lag > s->c.lag_max_s)
 			s->c.lag_max_s = lag;
 		fleet_scan(&s->fleet, now, 0);
-		fleet_tick(&s->fleet, now);
+		fleet_tick(&s->fleet, now, s->c.dropped - dropped_before);
+		dropped_before = s->c.dropped;
 		s->c.ticks++;
 		expire(s, now);
 		uint64_t keep_from = finish_waits(s, now);

@@ -112,3 +112,41 @@ for ver in 3.1 3.3 2.7 3.4; do
 	check "states: ruby $ver: parked: a thread moving between two waits at one depth seen in each 35-65% ($a and $b samples)" \
 		sh -c "[ $((a + b)) -ge 100 ] && [ $((a * 100)) -ge $(((a + b) * 35)) ] && [ $((a * 100)) -le $(((a + b) * 65)) ]"
 done
+
+# --mode cpu against the kernel's own account: each thread's share of the samples within 3 pp of its share of the
+# CPU time /proc/PID/task/TID/stat gives it (utime + stime) over the recording, for threads that want more CPU than
+# there is (a thread waiting for a CPU is runnable, not on one); by default, --no-bpf and --blocking alike.
+# cpu_times PID: "TID TICKS" per thread.
+cpu_times() {
+	for st in /proc/"$1"/task/*/stat; do
+		awk '{ sub(/^.*\) /, ""); print FILENAME, $12 + $13 }' "$st" 2>/dev/null
+	done | sed 's|^/proc/[0-9]*/task/\([0-9]*\)/stat|\1|'
+}
+# cpu_share_gap SUMMARY BEFORE AFTER: the largest gap (pp) between a thread's share of the summary's samples and
+# its share of the CPU time between the two cpu_times readings; "none" without samples.
+cpu_share_gap() {
+	awk 'FILENAME == ARGV[1] && $2 == "(tid" { t = $3; sub(/\)/, "", t); s[t] = $4; total += $4; next }
+		FILENAME == ARGV[2] { c0[$1] = $2; next }
+		FILENAME == ARGV[3] { d[$1] = $2 - c0[$1]; cpu += d[$1] }
+		END {
+			if (!total || !cpu) { print "none"; exit }
+			for (t in d) { g = 100 * s[t] / total - 100 * d[t] / cpu; if (g < 0) g = -g; if (g > max) max = g }
+			for (t in s) if (!(t in d)) max = 100
+			printf "%.1f\n", max
+		}' "$1" "$2" "$3"
+}
+for ver in 3.1 3.4 3.3 2.7; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/oncpu.rb"; then
+		skipped "states: ruby $ver: on-CPU reference: cannot start it here"
+		continue
+	fi
+	for how in "" --no-bpf --blocking; do
+		cpu_times "$pid" >"$work/cpu0"
+		"$RBSCOPE" record -p "$pid" -r 100 -d 3 --mode cpu $how -f summary -o "$work/oncpu.txt" 2>"$work/oncpu.err"
+		cpu_times "$pid" >"$work/cpu1"
+		gap=$(cpu_share_gap "$work/oncpu.txt" "$work/cpu0" "$work/cpu1")
+		check "states: ruby $ver: --mode cpu ${how:-(BPF)}: each thread's share within 3 pp of its share of the kernel's CPU time (largest gap ${gap} pp; $(awk '$2 == "(tid" { printf "%s %s, ", $1, $4 }' "$work/oncpu.txt"))" \
+			awk -v g="$gap" 'BEGIN { exit !(g != "none" && g <= 3) }'
+	done
+	stop_ruby "$pid"
+done

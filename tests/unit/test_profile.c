@@ -1,4 +1,5 @@
-/* test_profile.c: thread states as stacks show them, counted per thread, kept through --raw files and merges; sample windows. */
+/* test_profile.c: thread states as stacks show them, counted per thread, kept through --raw files and merges; sample windows;
+   samples put in time order; --raw files read whole or refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +194,126 @@ static void test_sample_windows(void **state)
 	profile_free(&p);
 }
 
+/* Samples added out of time order (two processes' captures in one tick) are put in order, ties kept as added. */
+static void test_samples_ordered(void **state)
+{
+	(void)state;
+	struct profile p;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	p.keep_samples = 1;
+	make_stacks(&p, st);
+	/* The head, in order; then a tick's tail: process A at 500, B's captures at 350 and 420, B at 500. */
+	const uint64_t t[] = { 100, 200, 300, 400, 500, 350, 420, 500, 300 };
+	const int32_t tid[] = { 1, 1, 1, 1, 1, 2, 2, 2, 3 };
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(profile_add(&p, st[RUNS], t[i], tid[i]), 0);
+	assert_int_equal(profile_order_samples(&p, 2), 0); /* in order: untouched */
+	for (int i = 4; i < 9; i++)
+		assert_int_equal(profile_add(&p, st[i % NSTACKS], t[i], tid[i]), 0);
+	assert_int_equal(profile_order_samples(&p, 4), 0);
+	const uint64_t want_t[] = { 100, 200, 300, 300, 350, 400, 420, 500, 500 };
+	const int32_t want_tid[] = { 1, 1, 1, 3, 2, 1, 2, 1, 2 };
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(p.samples[i].t_ns, want_t[i]);
+		assert_int_equal(p.samples[i].tid, want_tid[i]);
+	}
+	assert_int_equal(profile_total(&p), 9);
+	/* The whole of a file's samples, in any order. */
+	for (uint64_t i = 0; i < p.nsamples; i++)
+		p.samples[i].t_ns = 1000 - p.samples[i].t_ns;
+	assert_int_equal(profile_order_samples(&p, 0), 0);
+	for (uint64_t i = 1; i < p.nsamples; i++)
+		assert_true(p.samples[i - 1].t_ns <= p.samples[i].t_ns);
+	profile_free(&p);
+}
+
+/* A --raw file of 3 flushes, the second's samples timed before the first's (as `record -s` of a BPF-sampled cluster wrote). */
+static FILE *raw_out_of_order(void)
+{
+	struct profile p;
+	struct raw_writer w;
+	uint32_t st[NSTACKS];
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(profile_init(&p), 0);
+	p.keep_samples = 1;
+	make_stacks(&p, st);
+	assert_int_equal(raw_writer_start(&w, f, &p), 0);
+	for (int flush = 0; flush < 3; flush++) {
+		for (uint64_t i = 0; i < 100; i++)
+			assert_int_equal(profile_add(&p, st[RUNS], (flush == 1 ? 0 : flush) * 100000 + i * 1000 + 7, 1), 0);
+		assert_int_equal(raw_writer_flush(&w, &p, 0), 0);
+	}
+	p.duration_ns = 300000;
+	assert_int_equal(raw_writer_finish(&w, &p, 0), 0);
+	profile_free(&p);
+	rewind(f);
+	return f;
+}
+
+static void test_raw_out_of_order(void **state)
+{
+	(void)state;
+	for (int keep = 0; keep < 2; keep++) {
+		FILE *f = raw_out_of_order();
+		struct profile q;
+		int cut = 1;
+		assert_int_equal(profile_read_raw(&q, f, keep, &cut), 0);
+		assert_int_equal(cut, 0);
+		assert_int_equal(profile_total(&q), 300);
+		assert_int_equal(q.duration_ns, 300000);
+		if (keep) {
+			assert_int_equal(q.nsamples, 300);
+			for (uint64_t i = 1; i < q.nsamples; i++)
+				assert_true(q.samples[i - 1].t_ns <= q.samples[i].t_ns);
+		}
+		profile_free(&q);
+		fclose(f);
+	}
+}
+
+/* A file cut inside its last record reads what came before; a bad record with the file going on after it does not read. */
+static void test_raw_cut_or_bad(void **state)
+{
+	(void)state;
+	FILE *f = raw_out_of_order();
+	char *bytes = malloc(1 << 20);
+	assert_non_null(bytes);
+	size_t n = fread(bytes, 1, 1 << 20, f);
+	fclose(f);
+	assert_true(n > 1000);
+	for (int keep = 0; keep < 2; keep++) {
+		/* Cut 40 bytes into the end: in the last 'D' record, or its end record. */
+		struct profile q;
+		int cut = 0;
+		f = fmemopen(bytes, n - 60, "rb");
+		assert_int_equal(profile_read_raw(&q, f, keep, &cut), 0);
+		assert_int_equal(cut, 1);
+		assert_true(profile_total(&q) >= 200);
+		profile_free(&q);
+		fclose(f);
+		/* A record tag no writer makes, in the middle: the file is refused, not read up to it. */
+		char *bad = malloc(n);
+		assert_non_null(bad);
+		memcpy(bad, bytes, n);
+		size_t at = 24; /* after the header: magic, pid, rate, start */
+		for (int k = 0; k < 8; k++) { /* skip the first 8 records: well past the first samples */
+			uint64_t len;
+			memcpy(&len, bad + at + 1, 8);
+			at += 9 + len;
+		}
+		assert_true(at < n - 100);
+		bad[at] = 'Z';
+		f = fmemopen(bad, n, "rb");
+		assert_int_not_equal(profile_read_raw(&q, f, keep, &cut), 0);
+		profile_free(&q);
+		fclose(f);
+		free(bad);
+	}
+	free(bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +322,9 @@ int main(void)
 		cmocka_unit_test(test_thread_states_raw),
 		cmocka_unit_test(test_thread_states_merged),
 		cmocka_unit_test(test_sample_windows),
+		cmocka_unit_test(test_samples_ordered),
+		cmocka_unit_test(test_raw_out_of_order),
+		cmocka_unit_test(test_raw_cut_or_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

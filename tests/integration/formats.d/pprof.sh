@@ -35,3 +35,15 @@ if command -v protoc >/dev/null; then
 else
 	skipped "pprof: no protoc to decode the profile (scripts/deps installs protobuf-compiler)"
 fi
+# Go's own viewer, in its default views (no flags): Ruby's names as they are, not cut at () and <> as demangled C++.
+if command -v go >/dev/null; then
+	PPROF_TMPDIR=$work HOME=$work go tool pprof -top "$fmtdir/profile.pb.gz" >"$fmtdir/go-top.txt" 2>"$work/go-top.err"
+	PPROF_TMPDIR=$work HOME=$work go tool pprof -traces "$fmtdir/profile.pb.gz" >"$fmtdir/go-traces.txt" 2>>"$work/go-top.err"
+	for name in 'block (2 levels) in <main>' '<main>' 'block in Stats#crunch'; do
+		check "pprof: go tool pprof -top and -traces show '$name' ($(grep -c ' in \| in$\|<unknown>' "$fmtdir/go-top.txt") block or unknown rows)" \
+			sh -c "grep -qF '$name' '$fmtdir/go-top.txt' && grep -qF '$name' '$fmtdir/go-traces.txt' &&
+				! grep -q '<unknown>\|block  in' '$fmtdir/go-top.txt'"
+	done
+else
+	skipped "pprof: no go to view the profile with go tool pprof (scripts/deps installs golang-go)"
+fi
