@@ -51,7 +51,9 @@ module Rbscope
         out = +""
         Thread.list.each_with_index do |t, i|
           next if t == Thread.current
-          tid = t.respond_to?(:native_thread_id) ? t.native_thread_id : nil
+          # The main thread is the thread that started the process, or forked it: its tid is the pid. (Ruby's
+          # own copy of it in a forked child, a Puma worker, still holds the parent's.)
+          tid = t == Thread.main ? Process.pid : (t.native_thread_id if t.respond_to?(:native_thread_id))
           name = t.name || (t == Thread.main ? "main" : nil)
           out << "Thread #{i + 1}#{name ? " \"#{name}\"" : ''}#{tid ? " tid #{tid}" : ''} #{t.status || 'dead'}\n"
           (t.backtrace || []).each { |l| out << "    #{l}\n" }

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../builtin.h"
 #include "../lib/err.h"
@@ -62,10 +63,30 @@ int builtin_report_attach(int err, int pid, const char *fmt, ...)
 	return err_report_hint(err, why, "%s", what);
 }
 
+/* Errors of a Ruby process caught as it starts: its libruby not mapped yet, its VM not made, its memory moving. */
+static int starting_err(int err)
+{
+	return err == ERR_NO_VM || err == ERR_NOT_RUBY || err == -EFAULT || err == ERR_TORN;
+}
+
+#define YOUNG_MS 3000    /* a process younger than this may still be starting its VM */
+#define START_WAIT_MS 2000 /* how long to wait for it to finish */
+
 int builtin_attach(struct ruby_target *t, int pid)
 {
 	const char *asked = builtin_attach_opts.version;
 	int err = ruby_target_attach(t, pid, &builtin_attach_opts);
+	uint64_t age;
+	if (err && starting_err(err) && (err != ERR_NOT_RUBY || ruby_process_likely(pid)) && !task_age_ms(pid, &age) &&
+	    age < YOUNG_MS) {
+		/* Just started (a worker forked a moment ago, a command started by a script): wait for its VM. */
+		for (int waited = 0; err && starting_err(err) && waited < START_WAIT_MS && !builtin_stop; waited += 10) {
+			ruby_target_detach(t);
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			err = ruby_target_attach(t, pid, &builtin_attach_opts);
+		}
+	}
 	if (!err) {
 		if (t->layout_match == LAYOUT_NEWER)
 			fprintf(stderr, "rbscope: note: process %d runs Ruby %s, newer than any %lld.%lld release known here: "

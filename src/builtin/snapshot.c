@@ -56,6 +56,8 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 			}
 			if (f->kind == FRAME_NATIVE)
 				printf("    %s [native, %s]\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path));
+			else if (f->kind == FRAME_GC || !f->path) /* the GC has no place in the source */
+				printf("    %s\n", strtab_get(&t->strs, f->name));
 			else
 				printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name),
 				       f->path ? strtab_get(&t->strs, f->path) : "?", f->line);

@@ -27,6 +27,12 @@ void summary_sort(struct summary_row *rows, uint32_t n, int total)
 	qsort(rows, n, sizeof(*rows), total ? by_total : by_self);
 }
 
+/* A frame with no line of its own (the GC, a state, a native function, a C frame of a core): by line, it is its function. */
+static int has_line(const struct profile_frame *f)
+{
+	return f->line > 0 && f->path && f->kind != PROFILE_FRAME_THREAD && f->kind != PROFILE_FRAME_TRUNCATED;
+}
+
 /* Group frames by function (name + path) or by line (path + line): frame id -> group id. */
 static uint32_t *group_frames(const struct profile *p, int by_line, uint32_t *ngroups)
 {
@@ -36,7 +42,9 @@ static uint32_t *group_frames(const struct profile *p, int by_line, uint32_t *ng
 	*ngroups = 0;
 	for (uint32_t i = 0; g && i < p->nframes; i++) {
 		const struct profile_frame *f = &p->frames[i];
-		uint64_t key = by_line ? ((uint64_t)f->path << 32 | (uint32_t)f->line) : ((uint64_t)f->name << 32 | f->path);
+		/* (a line's key has its top bit set: no function's, whose name is a string id under 2^31) */
+		uint64_t key = by_line && has_line(f) ? (UINT64_C(1) << 63 | (uint64_t)f->path << 32 | (uint32_t)f->line)
+						      : ((uint64_t)f->name << 32 | f->path);
 		uint64_t *hit = map_get(&m, key);
 		if (hit) {
 			g[i] = (uint32_t)*hit;
@@ -96,7 +104,7 @@ int summary_rows(const struct profile *p, int by_line, struct summary_row **out,
 void summary_label(const struct profile *p, const struct summary_row *r, int by_line, char *out, size_t cap)
 {
 	const struct profile_frame *fr = &p->frames[r->frame];
-	if (by_line)
+	if (by_line && has_line(fr))
 		snprintf(out, cap, "%s:%d", strtab_get(&p->strs, fr->path), fr->line);
 	else
 		output_frame_label(p, r->frame, 0, out, cap);

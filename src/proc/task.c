@@ -273,6 +273,22 @@ int task_start_time(pid_t pid, unsigned long long *ticks)
 	return 0;
 }
 
+int task_age_ms(pid_t pid, uint64_t *ms)
+{
+	unsigned long long start;
+	char text[128];
+	int err = task_start_time(pid, &start);
+	if (err)
+		return err;
+	if (read_file("/proc/uptime", text, sizeof(text)) <= 0)
+		return -EIO;
+	double up = strtod(text, NULL);
+	long hz = sysconf(_SC_CLK_TCK);
+	double started = (double)start / (double)(hz > 0 ? hz : 100);
+	*ms = up > started ? (uint64_t)((up - started) * 1000) : 0;
+	return 0;
+}
+
 /* Is s[0..n) hexadecimal? */
 static int all_hex(const char *s, size_t n)
 {

@@ -54,6 +54,8 @@ struct map;
 int task_ns_tids(pid_t pid, struct map *m);
 /* When pid started (clock ticks after boot, /proc/PID/stat): a pid reused is another process. 0 or negative. */
 int task_start_time(pid_t pid, unsigned long long *ticks);
+/* How long ago pid started, in ms (its start time against /proc/uptime). 0 or negative. */
+int task_age_ms(pid_t pid, uint64_t *ms);
 /* The id of the container pid runs in (64 hex digits, from /proc/PID/cgroup) into out: 1, or 0 if none. */
 int task_container_id(pid_t pid, char *out, size_t cap);
 /* The same from the text of a cgroup file. */

@@ -172,6 +172,8 @@ for ver in 3.1 3.3 3.4; do
 		check "agent: ruby $ver: ... and none of the child's calls are in it" sh -c "! grep -q '^-- thread $child\$' '$work/t8'"
 		"$RBSCOPE" backtraces -p "$child" >"$work/bt" 2>"$work/e"
 		check "agent: ruby $ver: the forked child answers on its own socket" grep -q 'agent-target.rb:[0-9]*:in' "$work/bt"
+		check "agent: ruby $ver: ... its main thread with the child's own tid ($(grep -o '^Thread [0-9]* "main"[^:]*' "$work/bt"))" \
+			grep -q "^Thread [0-9]* \"main\" tid $child " "$work/bt"
 		stop_ruby "$child"
 		stop_ruby $apid
 	fi

@@ -230,11 +230,35 @@ if start_ruby 3.1 "$top/tests/integration/ruby/gc.rb" stackprof 6; then
 		awk -v a="$ours" -v b="$sp" 'BEGIN { d = a - b; exit !(b != "" && d * d <= 25) }'
 	stop_ruby "$pid"
 fi
-for ver in 3.3 2.7 3.4; do
+
+# Attached a moment after it started (a worker just forked, a command a script just ran): rbscope waits for its
+# VM to be made; a process not Ruby is refused at once.
+attached=0
+for i in 1 2 3 4 5; do
+	ruby -e 'x = 0; loop { x += 1 }' &
+	young=$!
+	"$RBSCOPE" snapshot -p $young >"$work/young.txt" 2>&1 && grep -q '^Thread 1 "main"' "$work/young.txt" && attached=$((attached + 1))
+	stop_ruby $young
+done
+sleep 5 &
+notruby=$!
+t0=$(date +%s%N)
+"$RBSCOPE" snapshot -p $notruby >/dev/null 2>"$work/young.err"; rc=$?
+t1=$(date +%s%N)
+kill $notruby 2>/dev/null
+check "snapshot of a Ruby a moment after it started: waits for its VM ($attached of 5); a young process not Ruby refused at once (exit $rc, $(( (t1 - t0) / 1000000 )) ms)" \
+	sh -c "test $attached = 5 && test $rc = 5 && test $(( (t1 - t0) / 1000000 )) -lt 1000"
+for ver in 3.3 2.7 3.4 3.1; do
 	start_ruby "$ver" "$top/tests/integration/ruby/gc.rb" || continue
 	"$RBSCOPE" record -p "$pid" -r 500 -d 2 -f collapsed -o "$work/gc-$ver.col" 2>/dev/null
 	ours=$(awk '{ n = $NF; total += n; if ($0 ~ /\(garbage collection/) gc += n } END { printf "%.2f", 100 * gc / total }' "$work/gc-$ver.col")
 	check "gc: ruby $ver: GC frames with their phase (${ours}% of the samples)" \
 		sh -c "grep -q ';(garbage collection: marking)' '$work/gc-$ver.col' && grep -q ';(garbage collection: sweeping)' '$work/gc-$ver.col'"
+	"$RBSCOPE" record -p "$pid" -r 500 -d 2 -f summary-by-line -o "$work/gc-lines.txt" 2>/dev/null
+	"$RBSCOPE" snapshot -p "$pid" >"$work/gc-snap.txt"
+	for _ in $(seq 100); do grep -q 'garbage collection' "$work/gc-snap.txt" && break; "$RBSCOPE" snapshot -p "$pid" >"$work/gc-snap.txt"; done
+	check "gc: ruby $ver: summary-by-line names GC by its phase, not as a line ':0'; snapshot prints no '(?:0)' ($(grep -m 1 'garbage' "$work/gc-snap.txt"))" \
+		sh -c "grep -q '  (garbage collection: ' '$work/gc-lines.txt' && ! grep -q ' :0$' '$work/gc-lines.txt' &&
+			grep -q '^    (garbage collection' '$work/gc-snap.txt' && ! grep -q '(?:0)' '$work/gc-snap.txt'"
 	stop_ruby "$pid"
 done
