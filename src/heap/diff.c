@@ -47,16 +47,21 @@ struct diff {
 	struct map after;  /* identity -> index in v + 1 */
 	struct fresh *v;   /* AFTER's objects not in BEFORE, in the order of the dump */
 	size_t n;
-	struct map classes; /* class address -> name id + 1, from the last dump that names it */
+	/* class address -> name id + 1, from the last dump that says: a class's name, a named class's own class
+	   (its singleton, if it is one) -> that name, a singleton class -> its real class's name (heap_class_label) */
+	struct map classes, attached, singletons;
 	struct strtab strs; /* locations and class names */
 	uint64_t traced, untraced, moved; /* AFTER's objects not in BEFORE: with allocation info, without, moved */
 	uint64_t traced_before;           /* BEFORE's objects with allocation info */
 	uint64_t agent;                   /* AFTER's new objects allocated by rbscope's agent, left out */
 };
 
+enum class_fact { CLASS_NAMED, CLASS_ATTACHED, CLASS_SINGLETON };
+
 struct class_name {
 	uint64_t addr;
 	uint32_t name; /* id in its part's strings */
+	uint32_t fact; /* enum class_fact: what name says of addr */
 };
 
 /* What one part of one dump gave; parts are read on several threads, each into its own. */
@@ -98,9 +103,15 @@ static int on_rec(const struct heap_rec *r, void *arg)
 	struct diff_part *p = arg;
 	if (!r->address || span_eq(r->type, "ROOT"))
 		return 0;
-	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && r->name.n) {
-		struct class_name c = { r->address, part_intern(p, r->name.p, r->name.n) };
-		if (buf_add(&p->classes, &c, sizeof(c)))
+	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && (r->name.n || r->real_class_name.n)) {
+		struct class_name c[2] = { { r->address, 0, CLASS_NAMED }, { HEAP_CLASS_ADDR(r), 0, CLASS_ATTACHED } };
+		if (r->name.n) {
+			c[0].name = c[1].name = part_intern(p, r->name.p, r->name.n);
+		} else {
+			c[0].name = part_intern(p, r->real_class_name.p, r->real_class_name.n);
+			c[0].fact = CLASS_SINGLETON;
+		}
+		if (buf_add(&p->classes, c, (r->name.n && c[1].addr ? 2 : 1) * sizeof(*c)))
 			p->err = -ENOMEM;
 	}
 	uint64_t id = identity(r);
@@ -130,7 +141,7 @@ static int on_rec(const struct heap_rec *r, void *arg)
 		p->moved++;
 		return 0;
 	}
-	struct fresh f = { .id = id, .klass = r->class_addr, .memsize = r->memsize };
+	struct fresh f = { .id = id, .klass = HEAP_CLASS_ADDR(r), .memsize = r->memsize };
 	char buf[1100];
 	int len = heap_location(r, buf, sizeof(buf));
 	if (len)
@@ -214,12 +225,21 @@ static int collect_classes(struct heap_parts *ps, struct diff_part *parts, struc
 			for (size_t k = 0; k < p->classes.len / sizeof(*c); k++) {
 				const char *name = strtab_get(&p->strs, c[k].name);
 				int64_t id = strtab_intern(&d->strs, name, strlen(name));
-				if (id < 0 || map_put(&d->classes, c[k].addr, (uint64_t)id + 1))
+				struct map *m = c[k].fact == CLASS_NAMED ? &d->classes : c[k].fact == CLASS_ATTACHED ? &d->attached
+													: &d->singletons;
+				if (id < 0 || map_put(m, c[k].addr, (uint64_t)id + 1))
 					return -ENOMEM;
 			}
 		}
 	}
 	return 0;
+}
+
+/* The string key has in map m, or NULL. */
+static const char *name_in(const struct diff *d, const struct map *m, uint64_t key)
+{
+	const uint64_t *hit = map_get(m, key);
+	return hit ? strtab_get(&d->strs, (uint32_t)(*hit - 1)) : NULL;
 }
 
 struct row {
@@ -292,14 +312,13 @@ static int report(const struct diff *d, const char *const *paths, int npaths, in
 			(unsigned long long)d->untraced, paths[1], paths[0]);
 	fprintf(out, "\n%10s %14s  %-50s %s\n", "objects", "bytes", "location", "class");
 	for (size_t i = 0; i < nrows && (top <= 0 || i < (size_t)top); i++) {
-		uint64_t *cn = rows[i].klass ? map_get(&d->classes, rows[i].klass) : NULL;
-		char cls[64];
-		if (!cn)
-			snprintf(cls, sizeof(cls), rows[i].klass ? "(class 0x%llx)" : "(no class)", (unsigned long long)rows[i].klass);
+		char cls[1200] = "(no class)";
+		if (rows[i].klass)
+			heap_class_label(cls, sizeof(cls), rows[i].klass, name_in(d, &d->classes, rows[i].klass),
+					 name_in(d, &d->attached, rows[i].klass), name_in(d, &d->singletons, rows[i].klass));
 		fprintf(out, "%10llu %14llu  %-50s %s\n", (unsigned long long)rows[i].count,
 			(unsigned long long)rows[i].memsize,
-			rows[i].loc ? strtab_get(&d->strs, rows[i].loc) : "(no allocation info)",
-			cn ? strtab_get(&d->strs, (uint32_t)(*cn - 1)) : cls);
+			rows[i].loc ? strtab_get(&d->strs, rows[i].loc) : "(no allocation info)", cls);
 	}
 	if (top > 0 && nrows > (size_t)top)
 		fprintf(out, "(%zu more; --top 0 lists all)\n", nrows - (size_t)top);
@@ -334,6 +353,8 @@ int heap_diff_parts(const char *const *paths, int npaths, int top, FILE *out, st
 	map_init(&d.before);
 	map_init(&d.after);
 	map_init(&d.classes);
+	map_init(&d.attached);
+	map_init(&d.singletons);
 	strtab_init(&d.strs);
 	memset(st, 0, (size_t)npaths * sizeof(*st));
 	*failed = -1;
@@ -375,6 +396,8 @@ int heap_diff_parts(const char *const *paths, int npaths, int top, FILE *out, st
 	map_free(&d.before);
 	map_free(&d.after);
 	map_free(&d.classes);
+	map_free(&d.attached);
+	map_free(&d.singletons);
 	strtab_free(&d.strs);
 	return err;
 }

@@ -50,6 +50,18 @@ int heap_location(const struct heap_rec *r, char *buf, size_t cap)
 	return n < 0 ? 0 : (size_t)n < cap ? n : (int)cap - 1;
 }
 
+void heap_class_label(char *out, size_t cap, uint64_t addr, const char *name, const char *attached, const char *singleton_real)
+{
+	if (name)
+		snprintf(out, cap, "%s", name);
+	else if (singleton_real && attached)
+		snprintf(out, cap, "#<Class:%s>", attached);
+	else if (singleton_real)
+		snprintf(out, cap, "#<Class:#<%s>> (singleton class 0x%llx)", singleton_real, (unsigned long long)addr);
+	else
+		snprintf(out, cap, "#<Class:0x%016llx>", (unsigned long long)addr);
+}
+
 void heap_report_bad(const char *path, const struct heap_stats *st)
 {
 	if (st->cut)

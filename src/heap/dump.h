@@ -67,6 +67,17 @@ int heap_read_part(int fd, uint64_t start, uint64_t end, heap_fn fn, void *arg, 
 
 /* "file:line" of an object's allocation site into buf; its length, or 0 when the dump has none. */
 int heap_location(const struct heap_rec *r, char *buf, size_t cap);
+/*
+ * How reports name the class at addr, as Ruby would: its name; a singleton
+ * class (a dump names none) after whose it is, "#<Class:Foo>" when a named
+ * class's or module's own class (attached: that name), else after its real
+ * class ("#<Class:#<Object>> (singleton class 0x...)"); an anonymous class
+ * (Class.new) as Ruby inspects it, "#<Class:0x00007f...>". Each NULL if the
+ * dump did not say.
+ */
+void heap_class_label(char *out, size_t cap, uint64_t addr, const char *name, const char *attached, const char *singleton_real);
+/* A record's class address, 0 for none: IMEMOs give nil's (0x8), not a heap address. */
+#define HEAP_CLASS_ADDR(r) ((r)->class_addr >= 0x1000 ? (r)->class_addr : 0)
 /* On stderr, when path had lines that are not records: how many, and the first ones' numbers; and a cut. */
 void heap_report_bad(const char *path, const struct heap_stats *st);
 

@@ -166,22 +166,29 @@ static void add_root(struct heap_graph *g, uint32_t v, int kind)
 	g->root_kind[g->nroots++] = (uint8_t)kind;
 }
 
-/* A class's or module's name, or for a singleton class what it is a singleton of, as summary words it. */
+/* A class's or module's name, or for a singleton class its real class's (heap_class_label words them). */
 static void add_name(struct heap_graph *g, uint32_t v, const struct heap_rec *r)
 {
-	char buf[256];
 	int64_t id;
+	struct map *m = &g->names;
 	if (r->name.n)
 		id = strtab_intern(&g->strs, r->name.p, r->name.n);
 	else if (r->real_class_name.n)
-		id = strtab_intern(&g->strs, buf,
-				   (size_t)snprintf(buf, sizeof(buf), "(singleton class, a %.*s)",
-						    (int)(r->real_class_name.n < 200 ? r->real_class_name.n : 200),
-						    r->real_class_name.p));
+		id = strtab_intern(&g->strs, r->real_class_name.p, r->real_class_name.n), m = &g->singletons;
 	else
 		return;
-	if (id < 0 || map_put(&g->names, v, (uint64_t)id + 1))
+	if (id < 0 || map_put(m, v, (uint64_t)id + 1))
 		g->err = id < 0 ? (int)id : -ENOMEM;
+}
+
+/* Each singleton class whose named class or module is in the dump: that name ("#<Class:Foo>"). */
+static int attach_singletons(struct heap_graph *g)
+{
+	uint64_t v, name;
+	for (size_t i = 0; map_next(&g->names, &i, &v, &name);)
+		if (g->cls[v] != HEAP_NONE && map_get(&g->singletons, g->cls[v]) && map_put(&g->attached, g->cls[v], name))
+			return -ENOMEM;
+	return 0;
 }
 
 static int on_record(const struct heap_rec *r, void *arg)
@@ -207,7 +214,7 @@ static int on_record(const struct heap_rec *r, void *arg)
 		return 0;
 	}
 	int t = name_index(g, g->types, &g->ntypes, r->type);
-	uint32_t cls = r->class_addr ? node_of(g, r->class_addr) : HEAP_NONE;
+	uint32_t cls = HEAP_CLASS_ADDR(r) ? node_of(g, r->class_addr) : HEAP_NONE;
 	char buf[1200];
 	int n = heap_location(r, buf, sizeof(buf));
 	int64_t loc = n ? strtab_intern(&g->strs, buf, (size_t)n) : 0;
@@ -232,12 +239,14 @@ int heap_graph_load(struct heap_graph *g, const char *path, struct heap_stats *s
 {
 	memset(g, 0, sizeof(*g));
 	map_init(&g->names);
+	map_init(&g->singletons);
+	map_init(&g->attached);
 	int err = strtab_init(&g->strs);
 	if (!err)
 		err = heap_read(path, on_record, g, st);
 	if (g->err)
 		err = g->err;
-	return err;
+	return err ?: attach_singletons(g);
 }
 
 void heap_graph_free(struct heap_graph *g)
@@ -255,6 +264,8 @@ void heap_graph_free(struct heap_graph *g)
 	free(g->slots);
 	strtab_free(&g->strs);
 	map_free(&g->names);
+	map_free(&g->singletons);
+	map_free(&g->attached);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -268,23 +279,27 @@ const char *heap_graph_location(const struct heap_graph *g, uint32_t v)
 	return strtab_get(&g->strs, g->loc[v]);
 }
 
+/* The string v has in map m, or NULL. */
+static const char *name_in(const struct heap_graph *g, const struct map *m, uint32_t v)
+{
+	const uint64_t *hit = map_get(m, v);
+	return hit ? strtab_get(&g->strs, (uint32_t)(*hit - 1)) : NULL;
+}
+
 void heap_graph_class_label(const struct heap_graph *g, uint32_t cls, char *buf, size_t cap)
 {
-	uint64_t *name = cls == HEAP_NONE ? NULL : map_get(&g->names, cls);
-	if (cls == HEAP_NONE)
+	if (cls == HEAP_NONE || g->addr[cls] < 0x1000) /* (IMEMOs: nil, 0x8) */
 		snprintf(buf, cap, "(no class: internal objects)");
-	else if (name)
-		snprintf(buf, cap, "%s", strtab_get(&g->strs, (uint32_t)(*name - 1)));
 	else
-		snprintf(buf, cap, "(anonymous class 0x%llx)", (unsigned long long)g->addr[cls]);
+		heap_class_label(buf, cap, g->addr[cls], name_in(g, &g->names, cls), name_in(g, &g->attached, cls),
+				 name_in(g, &g->singletons, cls));
 }
 
 void heap_graph_label(const struct heap_graph *g, uint32_t v, char *buf, size_t cap)
 {
 	const char *t = heap_graph_type(g, v);
-	uint64_t *name = map_get(&g->names, v);
-	if (name && (!strcmp(t, "CLASS") || !strcmp(t, "MODULE")))
-		snprintf(buf, cap, "%s", strtab_get(&g->strs, (uint32_t)(*name - 1)));
+	if ((map_get(&g->names, v) || map_get(&g->singletons, v)) && (!strcmp(t, "CLASS") || !strcmp(t, "MODULE")))
+		heap_graph_class_label(g, v, buf, cap);
 	else if (!g->type[v])
 		snprintf(buf, cap, "(not in the dump)");
 	else

@@ -37,6 +37,8 @@ struct heap_graph {
 	uint32_t types[256], kinds[256]; /* strtab ids of type and root names */
 	int ntypes, nkinds;
 	struct map names;      /* class node -> strtab id of its name + 1 */
+	struct map singletons; /* singleton class node -> strtab id of its real class's name + 1 (heap_class_label) */
+	struct map attached;   /* singleton class node -> strtab id of the named class or module it belongs to + 1 */
 	uint64_t objects, skipped, skipped_memsize, duplicates;
 	int err;
 };

@@ -25,6 +25,10 @@ struct summary {
 	struct group *g;
 	size_t n, cap;
 	struct map classes; /* class address -> name string id + 1 */
+	/* Singleton classes: a dump names none, nor says whose it is. A named class or module's own class,
+	   when that is a singleton class, is "#<Class:Name>", as Ruby names it. */
+	struct map singletons; /* singleton class address -> its real class's name ("Class", "Object") id + 1 */
+	struct map attached;   /* a named class or module's class address -> its name id + 1 */
 	uint64_t count, memsize;
 	int err;
 };
@@ -90,17 +94,17 @@ static int on_record(const struct heap_rec *r, void *arg)
 	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && r->address) {
 		if (r->name.n) {
 			map_put(&s->classes, r->address, (uint64_t)intern(s, r->name.p, r->name.n) + 1);
-		} else if (r->real_class_name.n) { /* a singleton class: the dump does not say whose */
-			int n = snprintf(buf, sizeof(buf), "(singleton class, a %.*s)", (int)(r->real_class_name.n < 200 ? r->real_class_name.n : 200),
-					 r->real_class_name.p);
-			map_put(&s->classes, r->address, (uint64_t)intern(s, buf, (size_t)n) + 1);
+			if (HEAP_CLASS_ADDR(r))
+				map_put(&s->attached, r->class_addr, (uint64_t)intern(s, r->name.p, r->name.n) + 1);
+		} else if (r->real_class_name.n) {
+			map_put(&s->singletons, r->address, (uint64_t)intern(s, r->real_class_name.p, r->real_class_name.n) + 1);
 		}
 	}
 	uint64_t key = 0;
 	int n;
 	switch (s->by) {
 	case HEAP_BY_TYPE: key = intern(s, r->type.p, r->type.n); break;
-	case HEAP_BY_CLASS: key = r->class_addr; break;
+	case HEAP_BY_CLASS: key = HEAP_CLASS_ADDR(r); break;
 	case HEAP_BY_GENERATION: key = r->has_generation ? (uint64_t)r->generation + 1 : 0; break;
 	case HEAP_BY_LOCATION:
 		if ((n = heap_location(r, buf, sizeof(buf))))
@@ -132,18 +136,23 @@ static int by_memsize(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
+/* The string key has in map m, or NULL. */
+static const char *name_in(const struct summary *s, const struct map *m, uint64_t key)
+{
+	const uint64_t *hit = map_get(m, key);
+	return hit ? strtab_get(&s->strs, (uint32_t)(*hit - 1)) : NULL;
+}
+
 static void label(struct summary *s, const struct group *g, char *out, size_t cap)
 {
-	uint64_t *hit;
 	switch (s->by) {
 	case HEAP_BY_TYPE: snprintf(out, cap, "%s", strtab_get(&s->strs, (uint32_t)g->key)); break;
 	case HEAP_BY_CLASS:
 		if (!g->key)
 			snprintf(out, cap, "(no class: internal objects)");
-		else if ((hit = map_get(&s->classes, g->key)))
-			snprintf(out, cap, "%s", strtab_get(&s->strs, (uint32_t)(*hit - 1)));
 		else
-			snprintf(out, cap, "(anonymous class 0x%llx)", (unsigned long long)g->key);
+			heap_class_label(out, cap, g->key, name_in(s, &s->classes, g->key), name_in(s, &s->attached, g->key),
+					 name_in(s, &s->singletons, g->key));
 		break;
 	case HEAP_BY_GENERATION:
 		if (g->key)
@@ -164,6 +173,8 @@ static void summary_init(struct summary *s, enum heap_by by)
 	strtab_init(&s->strs);
 	map_init(&s->index);
 	map_init(&s->classes);
+	map_init(&s->singletons);
+	map_init(&s->attached);
 }
 
 static void summary_free(struct summary *s)
@@ -171,6 +182,8 @@ static void summary_free(struct summary *s)
 	free(s->g);
 	map_free(&s->index);
 	map_free(&s->classes);
+	map_free(&s->singletons);
+	map_free(&s->attached);
 	strtab_free(&s->strs);
 }
 
@@ -198,9 +211,12 @@ static int merge(struct summary *s, const struct summary *part)
 			return -ENOMEM;
 	}
 	uint64_t key, val;
-	for (size_t i = 0; !s->err && map_next(&part->classes, &i, &key, &val);)
-		if (map_put(&s->classes, key, reintern(s, part, val - 1) + 1))
-			return -ENOMEM;
+	struct map *const into[3] = { &s->classes, &s->singletons, &s->attached };
+	const struct map *const from[3] = { &part->classes, &part->singletons, &part->attached };
+	for (int m = 0; m < 3; m++)
+		for (size_t i = 0; !s->err && map_next(from[m], &i, &key, &val);)
+			if (map_put(into[m], key, reintern(s, part, val - 1) + 1))
+				return -ENOMEM;
 	s->count += part->count;
 	s->memsize += part->memsize;
 	return s->err;
