@@ -145,8 +145,9 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->mode == SAMPLER_CPU ? "all samples" : "on-CPU only");
 	line(cols, "%8s %8s %10s %10s  %s", "% self", "% total", "self", "total", "function");
 	char label[1024];
+	size_t width = cols > 45 ? (size_t)cols - 1 - 41 : 0; /* the columns before the function take 41 */
 	for (uint32_t i = 0; i < n && i < (uint64_t)show && total; i++) {
-		summary_label(&merged, &rows[i], 0, label, sizeof(label));
+		output_frame_label_fit(&merged, rows[i].frame, width, label, sizeof(label));
 		line(cols, "%7.2f%% %7.2f%% %10llu %10llu  %s", 100.0 * (double)rows[i].self / (double)total,
 		     100.0 * (double)rows[i].total / (double)total, (unsigned long long)rows[i].self,
 		     (unsigned long long)rows[i].total, label);

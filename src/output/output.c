@@ -81,6 +81,44 @@ const char *output_names(void)
 	return names;
 }
 
+/* path from its gem's directory, or from Ruby's own library ("ruby/3.1.0/..."), or as it is. */
+static const char *short_path(const char *path)
+{
+	const char *gems = NULL, *lib = NULL;
+	for (const char *q = strstr(path, "/gems/"); q; q = strstr(q + 1, "/gems/"))
+		gems = q + 6;
+	if (gems && *gems)
+		return gems;
+	for (const char *q = strstr(path, "/lib/ruby/"); q; q = strstr(q + 1, "/lib/ruby/"))
+		lib = q + 5;
+	return lib && *lib ? lib : path;
+}
+
+void output_frame_label_fit(const struct profile *p, uint32_t frame, size_t width, char *out, size_t cap)
+{
+	const struct profile_frame *f = &p->frames[frame];
+	const char *name = strtab_get(&p->strs, f->name), *path = strtab_get(&p->strs, f->path);
+	if (f->kind == PROFILE_FRAME_THREAD || f->kind == PROFILE_FRAME_TRUNCATED || !*path) {
+		snprintf(out, cap, "%s", name);
+		return;
+	}
+	path = short_path(path);
+	size_t room = width ? width : SIZE_MAX, need = strlen(name) + 3 + strlen(path);
+	if (need <= room) {
+		snprintf(out, cap, "%s (%s)", name, path);
+		return;
+	}
+	if (room < strlen(name) + 3 + 3 + 8) { /* too narrow for enough of the path to tell files apart */
+		snprintf(out, cap, "%s", name);
+		return;
+	}
+	size_t keep = room - strlen(name) - 3 - 3;
+	const char *tail = path + strlen(path) - keep;
+	while (*tail && ((unsigned char)*tail & 0xc0) == 0x80) /* not in the middle of a character */
+		tail++;
+	snprintf(out, cap, "%s (...%s)", name, tail);
+}
+
 void output_frame_label(const struct profile *p, uint32_t frame, int with_line, char *out, size_t cap)
 {
 	const struct profile_frame *f = &p->frames[frame];

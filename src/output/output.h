@@ -79,5 +79,12 @@ extern struct output_options output_options;
 
 /* "Foo#bar (path:line)", or the bare name for thread roots and frames with no path. */
 void output_frame_label(const struct profile *p, uint32_t frame, int with_line, char *out, size_t cap);
+/*
+ * The same for a narrow view (top): the path from its gem ("puma-6.4.2/lib/puma/server.rb") or Ruby's
+ * library ("ruby/3.1.0/net/http.rb"), and in at most width bytes (0: any) the name whole with as much of
+ * the path's end as fits ("(...ma/server.rb)"), none if that is under 8 bytes: rows of one method in
+ * several files stay apart.
+ */
+void output_frame_label_fit(const struct profile *p, uint32_t frame, size_t width, char *out, size_t cap);
 
 #endif

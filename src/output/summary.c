@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../lib/map.h"
+#include "../lib/utf8.h"
 #include "output.h"
 
 static int by_self(const void *a, const void *b)
@@ -124,10 +125,24 @@ static void write_thread_states(const struct profile *p, FILE *f)
 				fprintf(f, " %9s", profile_state_name(k));
 			fputc('\n', f);
 		}
-		char label[64];
+		/* The column is 32 characters: a longer name keeps its start and its tid, "puma srv tp 0... (tid 12)". */
+		char tid[24];
 		const char *name = strtab_get(&p->strs, p->threads[i].name);
-		snprintf(label, sizeof(label), "%.40s%s(tid %d)", name, *name ? " " : "", (int)p->threads[i].tid);
-		fprintf(f, "%-32s %8llu", label, (unsigned long long)n);
+		int tl = snprintf(tid, sizeof(tid), "(tid %d)", (int)p->threads[i].tid), chars = 0, bytes = 0, cut = 0;
+		while (name[bytes]) { /* characters (a byte that is not UTF-8 counts as one) */
+			int l = utf8_len((const unsigned char *)name + bytes);
+			if (chars == 32 - 4 - tl)
+				cut = bytes;
+			bytes += l ? l : 1;
+			chars++;
+		}
+		if (!chars)
+			fprintf(f, "%-32s", tid);
+		else if (chars + 1 + tl <= 32)
+			fprintf(f, "%s %s%*s", name, tid, 32 - chars - 1 - tl, "");
+		else
+			fprintf(f, "%.*s... %s", cut, name, tid);
+		fprintf(f, " %8llu", (unsigned long long)n);
 		for (int k = 0; k < PROFILE_STATES; k++)
 			fprintf(f, " %8.1f%%", 100.0 * (double)p->thread_states[i][k] / (double)n);
 		fputc('\n', f);

@@ -198,6 +198,8 @@ if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 			sed -n 2p '$work/top1.txt' | grep -Eq '^states: running [0-9.]+%, GVL wait [0-9.]+%, blocked [0-9.]+%, idle [1-9][0-9.]*%' &&
 			sed -n 3p '$work/top1.txt' | grep -Eq '^gc: [0-9]+ collections' &&
 			sed -n 6p '$work/top1.txt' | grep -q 'Kernel#sleep' && test \$(grep -Ec '^ *[0-9.]+% ' '$work/top1.txt') -le 9"
+	check "top in 80 columns: rows fit, their paths cut at the start, not the end ($(grep -m 1 '(\.\.\.' "$work/top1.txt" | tr -s ' '))" \
+		sh -c "grep -q ' (\.\.\.[^ ]*workload\.rb)\$' '$work/top1.txt' && ! awk 'NR > 5 && length(\$0) >= 79 && !/\)\$/ { bad = 1 } END { exit !bad }' '$work/top1.txt'"
 	tmux -S "$sock" send-keys -t top t
 	screen_until "$work/top2.txt" "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' && sed -n 6p '$work/top2.txt' | grep -q 'block in <main>'"
 	check "top: key t sorts by total ($(sed -n 6p "$work/top2.txt" | tr -s ' '))" sh -c "head -n 1 '$work/top2.txt' | grep -q ' - by total - ' &&
@@ -262,3 +264,18 @@ for ver in 3.3 2.7 3.4 3.1; do
 			grep -q '^    (garbage collection' '$work/gc-snap.txt' && ! grep -q '(?:0)' '$work/gc-snap.txt'"
 	stop_ruby "$pid"
 done
+
+# Long thread names (and names in UTF-8) keep the per-thread table's columns in place: the name is cut, its tid kept.
+ruby -e 'Thread.new { Thread.current.name = "a-very-long-thread-name-for-a-worker-pool-thread-7"; sleep }
+	Thread.new { Thread.current.name = "ünïcödé-ünïcödé-ünïcödé-ünïcödé-ünïcödé"; sleep }
+	Thread.new { Thread.current.name = "short"; sleep }; puts "ready"; $stdout.flush; sleep' >"$work/names.out" 2>&1 &
+names_pid=$!
+pids="$pids $names_pid"
+if await_ready "$work/names.out" $names_pid; then
+	"$RBSCOPE" record -p $names_pid -d 0.5 -f summary -o "$work/names.txt" 2>/dev/null
+	# the column where each row's sample count ends, in characters
+	ends=$(sed -n '/^thread /,$p' "$work/names.txt" | ruby -ne 'puts $_.index(/ +\d+ +\d+\.\d%/) ? $_ =~ /\d+(?= +\d+\.\d%)/ && $~.end(0) : $_.index("samples") + 7' | sort -u | tr '\n' ' ')
+	check "summary: long and UTF-8 thread names cut with their tids kept, the columns in place (sample counts end at: $ends)" \
+		sh -c "test \$(echo $ends | wc -w) = 1 && grep -q '^a-very-long-threa\.\.\. (tid [0-9]*) ' '$work/names.txt' && grep -q '^ünïcödé-ünïcödé-ü\.\.\. (tid' '$work/names.txt'"
+fi
+stop_ruby $names_pid
