@@ -78,8 +78,9 @@ void builtin_hint_children(int pid, const char *remedy);
 extern const char *const builtin_modes[];
 #define BUILTIN_OPT_MODE(v) \
 	OPT_CHOICE(0, "mode", (v), "wall|cpu|gvl", \
-		   "what a profile counts: every thread at every tick (wall, the default), threads\n" \
-		   "on a CPU (cpu), or threads waiting for the GVL (gvl)", builtin_modes)
+		   "what a profile counts: every thread at every tick (wall, the default), the\n" \
+		   "CPU time each thread ran by the kernel's account (cpu), or threads waiting\n" \
+		   "for the GVL (gvl)", builtin_modes)
 /* -f FORMAT into *(const struct output_format **)data; --flame-min-width F into output_options */
 int builtin_opt_format(struct opt_parser *p, void *data, const char *arg);
 int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg);

@@ -33,9 +33,8 @@ int builtin_opt_format(struct opt_parser *p, void *data, const char *arg)
 int builtin_choose_output(const struct output_format **fmt, const char **path, const char *stem, char *buf, size_t cap)
 {
 	if (!*fmt && *path && !(*fmt = output_for_path(*path)) && strncmp(*path, "/dev/", 5)) {
-		error("cannot tell a format from the name '%s': end it in .svg, .html, .speedscope.json, .gecko.json, "
-		      ".pb.gz, .collapsed, .summary.txt, .lines.txt or name it callgrind.out.*, or give -f FORMAT "
-		      "(`rbscope help formats`)", *path);
+		error("cannot tell a format from the name '%s': give -f FORMAT, or a name ending in one of %s",
+		      *path, output_endings());
 		return EXIT_USAGE;
 	}
 	if (!*fmt)
@@ -95,8 +94,9 @@ void builtin_list_formats(FILE *f)
 	fprintf(f, "Output formats (rbscope record -f FORMAT, rbscope report -f FORMAT):\n\n");
 	for (const struct output_format *o = output_formats; o->name; o++)
 		fprintf(f, "   %-16s %s\n", o->name, o->description);
-	fprintf(f, "\nWithout -f, the ending of -o picks the format: .svg, .html, .speedscope.json, .gecko.json,\n"
-		   ".pb.gz, callgrind.out.*, .collapsed; anything else gets a flame graph.\n");
+	fprintf(f, "\nWithout -f, the ending of -o picks the format: %s.\nAny other name is refused (exit 2) unless "
+		   "-f names the format; without -o, a flame graph\n(written to a file named after the process when "
+		   "standard output is a terminal).\n", output_endings());
 }
 
 int builtin_write_profile_to(const struct output_format *fmt, const struct profile *p, struct outfile *o)

@@ -54,6 +54,19 @@ const struct output_format *output_for_path(const char *path)
 	return NULL;
 }
 
+const char *output_endings(void)
+{
+	static char list[512];
+	if (list[0])
+		return list;
+	size_t len = 0;
+	for (size_t i = 0; i < sizeof(SUFFIXES) / sizeof(SUFFIXES[0]) && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s (%s), ", SUFFIXES[i].suffix, SUFFIXES[i].format);
+	if (len < sizeof(list))
+		snprintf(list + len, sizeof(list) - len, "callgrind.out.* (callgrind)");
+	return list;
+}
+
 const char *output_suffix(const struct output_format *o)
 {
 	if (!strcmp(o->name, "callgrind"))

@@ -19,6 +19,8 @@ extern const struct output_format output_formats[];
 const struct output_format *output_find(const char *name);
 /* The format a file name asks for by its ending (".svg", ".pb.gz", "callgrind.out.*"...), or NULL. */
 const struct output_format *output_for_path(const char *path);
+/* "Ending (format), ...": every file ending output_for_path knows, for help and error messages. */
+const char *output_endings(void);
 /* The usual file ending of a format (".svg" for flamegraph). */
 const char *output_suffix(const struct output_format *o);
 /* Whether a format is plain text meant to be read on a terminal. */
