@@ -184,11 +184,17 @@ static uint64_t samples_due(struct sampler *s, const struct ruby_thread_sample *
 	return 1;
 }
 
-/* A sample th's own CPU's clock took (cpu mode: one period of its CPU time, not to be counted again). */
+/*
+ * A sample th's own CPU's clock took: in cpu mode one period of its CPU time,
+ * not to be counted again; but one in a method that waits (its C code on the
+ * way into the wait) is left to its CPU clock, as a read from outside would.
+ */
 static int captured_counted(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period)
 {
 	if (s->mode == SAMPLER_GVL)
 		return th->state == THREAD_GVL_WAIT;
+	if (s->mode == SAMPLER_CPU && in_wait(th))
+		return 0;
 	if (s->mode == SAMPLER_CPU && th->tid) {
 		uint64_t *i = map_get(&s->cpu_index, (uint32_t)th->tid);
 		/* (a thread not yet seen from outside starts its clock at the next tick) */

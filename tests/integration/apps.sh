@@ -22,7 +22,15 @@ else
 	}
 	load 5
 
-	"$RBSCOPE" record -p $master -s -r 200 -d 4 -f collapsed -o "$work/puma.col" 2>"$work/puma.err"
+	"$RBSCOPE" record -p $master -s -r 200 -d 4 -f collapsed -o "$work/puma.col" --raw "$work/puma.raw" 2>"$work/puma.err"
+	# --raw of several processes, each sampled on its own CPU too (their captures come in out of time order):
+	# report reads every sample back.
+	"$RBSCOPE" report -i "$work/puma.raw" -f collapsed -o "$work/puma-report.col" 2>"$work/puma-report.err"
+	rc=$?
+	rec_total=$(awk '{ n += $NF } END { print n + 0 }' "$work/puma.col")
+	rep_total=$(awk '{ n += $NF } END { print n + 0 }' "$work/puma-report.col")
+	check "apps: puma cluster, -s --raw: report reads every sample back (exit $rc; $rep_total of $rec_total samples$(head -c 120 "$work/puma-report.err"))" \
+		sh -c "test $rc = 0 && test $rec_total -gt 1000 && test $rep_total = $rec_total && ! test -s '$work/puma-report.err'"
 	nworkers=$(grep -o '^process [0-9]* puma: cluster worker' "$work/puma.col" | sort -u | wc -l)
 	check "apps: puma cluster, -s: both workers sampled, each under its own process root ($nworkers)" test "$nworkers" = 2
 	check "apps: puma cluster: the route's frame (GET /json) under load ($(grep -c 'GET /json (' "$work/puma.col") stacks; $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/json"))" \
@@ -42,6 +50,18 @@ else
 	waiting=$(grep -E '(Kernel#sleep|IO\.select|ConditionVariable#wait|Mutex#sleep|NIO::Selector#select) \([^;]*\) [0-9]+$' "$work/worker.col" | head -n 1)
 	check "apps: puma workers, --on-cpu: request code on CPU ($(grep -c 'GET /json\|JSON.generate' "$work/worker.col") of $(grep -c . "$work/worker.col") stacks; $(tail -n 1 "$work/oncpu.err")), no thread that waits (${waiting:-none})" \
 		sh -c "grep -q 'GET /json\|JSON.generate' '$work/worker.col' && test -z '$waiting'"
+	# --mode cpu against the kernel's own account of a worker's threads under load (a thread waiting for a CPU,
+	# on this 2-core machine with wrk, is not on one): each thread's share within 3 pp; by default and --blocking.
+	wait $wrkpid
+	load 9
+	for how in "" --blocking; do
+		cpu_times "$w" >"$work/wcpu0"
+		"$RBSCOPE" record -p "$w" -r 200 -d 3 --mode cpu $how -f summary -o "$work/wcpu.txt" 2>"$work/wcpu.err"
+		cpu_times "$w" >"$work/wcpu1"
+		gap=$(cpu_share_gap "$work/wcpu.txt" "$work/wcpu0" "$work/wcpu1")
+		check "apps: puma worker under load, --mode cpu ${how:-(BPF)}: each thread's share within 3 pp of its share of the kernel's CPU time (largest gap $gap pp; $(grep -c '(tid' "$work/wcpu.txt") threads; File.exist? $(awk '$NF == "File.exist?" || / File\.exist\? / { print $1; exit }' "$work/wcpu.txt"))" \
+			awk -v g="$gap" 'BEGIN { exit !(g != "none" && g <= 3) }'
+	done
 	"$RBSCOPE" record -p $master -r 100 -d 0.5 -f collapsed -o /dev/null 2>"$work/master.err"
 	check "apps: puma master without -s: a hint names its two workers" \
 		grep -q "^hint: process $master has 2 Ruby child processes" "$work/master.err"
@@ -55,10 +75,19 @@ else
 		sv=$!
 		pids="$pids $sv"
 		for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$sport/" && break; sleep 0.1; done
-		load 4
+		load 8
 		w1=${workers%% *}
 		PPROF_TMPDIR=$work HOME=$work go tool pprof -raw -seconds 3 "http://127.0.0.1:$sport/debug/pprof/profile?pid=$w1" \
 			>"$work/apps-serve.txt" 2>"$work/apps-go.err"
+		# Go's default views (no flags) of a worker's wall profile: Ruby's names as they are, not cut at () and <>
+		# as pprof cuts demangled C++ names (the route's blocks read 'block  in ', '<main>' '<unknown>').
+		PPROF_TMPDIR=$work HOME=$work go tool pprof -top -seconds 3 "http://127.0.0.1:$sport/debug/pprof/wall?pid=$w1" \
+			>"$work/apps-top.txt" 2>/dev/null
+		saved=$(ls -t "$work"/pprof.*.pb.gz 2>/dev/null | head -n 1)
+		PPROF_TMPDIR=$work HOME=$work go tool pprof -traces "$saved" >"$work/apps-traces.txt" 2>/dev/null
+		check "apps: serve --all: go tool pprof -top and -traces: '<main>', the route's 'block (2 levels) in <class:ShopApp>', nothing '<unknown>' ($(grep -c 'in <class:ShopApp>' "$work/apps-traces.txt") route block frames)" \
+			sh -c "grep -q ' <main>\$' '$work/apps-top.txt' && grep -q 'block (2 levels) in <class:ShopApp>' '$work/apps-traces.txt' &&
+				! grep -q '<unknown>\|block  in' '$work/apps-top.txt' '$work/apps-traces.txt'"
 		check "apps: serve --all: a Puma worker's CPU profile (go tool pprof) has the route, GET /json, and its labels ($(awk '/^Samples:/ {on = 1} /^Locations/ {on = 0} on && /^ +[0-9]+ +[0-9]+:/ {n += $1} END {print n + 0}' "$work/apps-serve.txt") samples, $(grep -c 'Sinatra::' "$work/apps-serve.txt") Sinatra locations)" \
 			sh -c "grep -q 'GET /json' '$work/apps-serve.txt' && grep -q 'pid:\[$w1\]' '$work/apps-serve.txt' && grep -q 'process command:\[puma: cluster worker' '$work/apps-serve.txt'"
 		n=$(curl -s "http://127.0.0.1:$sport/metrics" | grep '^rbscope_ruby_info{' | grep -c 'command="puma')

@@ -82,3 +82,27 @@ bpftrace_for() {
 	kill -9 $b 2>/dev/null
 	wait $b
 }
+
+# The kernel's own account of each thread's CPU time, the reference for --mode cpu (states.sh, apps.sh).
+# cpu_times PID: "TID TICKS" per thread.
+cpu_times() {
+	for st in /proc/"$1"/task/*/stat; do
+		awk '{ sub(/^.*\) /, ""); print FILENAME, $12 + $13 }' "$st" 2>/dev/null
+	done | sed 's|^/proc/[0-9]*/task/\([0-9]*\)/stat|\1|'
+}
+# cpu_share_gap SUMMARY BEFORE AFTER: the largest gap (pp) between a thread's share of the summary's samples and
+# its share of the CPU time between the two cpu_times readings; "none" without samples.
+cpu_share_gap() {
+	awk 'FILENAME == ARGV[1] && match($0, /\(tid [0-9]+\) +[0-9]+ /) {
+			split(substr($0, RSTART + 5, RLENGTH - 5), f, /[) ]+/); s[f[1]] = f[2]; total += f[2]; next
+		}
+		FILENAME == ARGV[1] { next }
+		FILENAME == ARGV[2] { c0[$1] = $2; next }
+		FILENAME == ARGV[3] { d[$1] = $2 - c0[$1]; cpu += d[$1] }
+		END {
+			if (!total || !cpu) { print "none"; exit }
+			for (t in d) { g = 100 * s[t] / total - 100 * d[t] / cpu; if (g < 0) g = -g; if (g > max) max = g }
+			for (t in s) if (!(t in d)) max = 100
+			printf "%.1f\n", max
+		}' "$1" "$2" "$3"
+}

@@ -116,25 +116,7 @@ done
 # --mode cpu against the kernel's own account: each thread's share of the samples within 3 pp of its share of the
 # CPU time /proc/PID/task/TID/stat gives it (utime + stime) over the recording, for threads that want more CPU than
 # there is (a thread waiting for a CPU is runnable, not on one); by default, --no-bpf and --blocking alike.
-# cpu_times PID: "TID TICKS" per thread.
-cpu_times() {
-	for st in /proc/"$1"/task/*/stat; do
-		awk '{ sub(/^.*\) /, ""); print FILENAME, $12 + $13 }' "$st" 2>/dev/null
-	done | sed 's|^/proc/[0-9]*/task/\([0-9]*\)/stat|\1|'
-}
-# cpu_share_gap SUMMARY BEFORE AFTER: the largest gap (pp) between a thread's share of the summary's samples and
-# its share of the CPU time between the two cpu_times readings; "none" without samples.
-cpu_share_gap() {
-	awk 'FILENAME == ARGV[1] && $2 == "(tid" { t = $3; sub(/\)/, "", t); s[t] = $4; total += $4; next }
-		FILENAME == ARGV[2] { c0[$1] = $2; next }
-		FILENAME == ARGV[3] { d[$1] = $2 - c0[$1]; cpu += d[$1] }
-		END {
-			if (!total || !cpu) { print "none"; exit }
-			for (t in d) { g = 100 * s[t] / total - 100 * d[t] / cpu; if (g < 0) g = -g; if (g > max) max = g }
-			for (t in s) if (!(t in d)) max = 100
-			printf "%.1f\n", max
-		}' "$1" "$2" "$3"
-}
+# (cpu_times and cpu_share_gap: lib.sh)
 for ver in 3.1 3.4 3.3 2.7; do
 	if ! start_ruby "$ver" "$top/tests/integration/ruby/oncpu.rb"; then
 		skipped "states: ruby $ver: on-CPU reference: cannot start it here"
@@ -149,4 +131,19 @@ for ver in 3.1 3.4 3.3 2.7; do
 			awk -v g="$gap" 'BEGIN { exit !(g != "none" && g <= 3) }'
 	done
 	stop_ruby "$pid"
+done
+
+# Ticks the sampler misses (3000 Hz is more than this machine keeps up with) are missed for every thread alike: the
+# busy thread's samples come from its own CPU's clock, the idle threads' from the reads that stand for the ticks
+# missed too. Each thread within 3% of the others.
+for ver in 3.1 3.4; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/dropped.rb"; then
+		skipped "states: ruby $ver: dropped ticks: cannot start it here"
+		continue
+	fi
+	"$RBSCOPE" record -p "$pid" -r 3000 -d 3 -f summary -o "$work/dropped.txt" 2>"$work/dropped.err"
+	stop_ruby "$pid"
+	counts=$(awk '$2 == "(tid" { printf "%s %s, ", $1, $4 }' "$work/dropped.txt")
+	check "states: ruby $ver: ticks missed are missed by every thread alike ($(grep -o '[0-9]* ticks dropped' "$work/dropped.err"); $counts)" \
+		awk '$2 == "(tid" { n++; v = $4 + 0; if (!lo || v < lo) lo = v; if (v > hi) hi = v } END { exit !(n == 5 && lo > 0 && hi <= lo * 1.03) }' "$work/dropped.txt"
 done
