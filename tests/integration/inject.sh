@@ -57,6 +57,32 @@ offer_agent() {
 		sh -c "test $rc = 13 && grep -q '${pattern//PID/$pid}' '$work/e' && test \$(wc -l </proc/$pid/maps) = $maps0"
 	stop_ruby $pid
 }
+# inject_sleeper ROOT WHAT [ARGS...]: --inject (with ARGS) into inject-sleeper.rb under ROOT's Ruby ("" for the
+# host's): the agent loads and answers, every sleep lasts its time.
+inject_sleeper() {
+	local root=$1 what=$2 sp rc
+	shift 2
+	if [ -z "$root" ] || [ "$root" = / ]; then
+		ruby "$top/tests/integration/ruby/inject-sleeper.rb" >"$work/sleeper.out" 2>&1 &
+	else
+		cp "$top/tests/integration/ruby/inject-sleeper.rb" "$root/tmp/rbscope-it/"
+		chroot "$root" ruby /tmp/rbscope-it/inject-sleeper.rb >"$work/sleeper.out" 2>&1 &
+	fi
+	sp=$!
+	pids="$pids $sp"
+	if ! await_ready "$work/sleeper.out" $sp; then
+		not_ok "inject: $what, threads that only sleep: the daemon did not start"
+		return
+	fi
+	"$RBSCOPE" backtraces -p $sp --inject "$@" >"$work/sleeper.bt" 2>"$work/sleeper.err"
+	rc=$?
+	sleep 1.2
+	kill -USR1 $sp
+	for _ in $(seq 30); do grep -q '^sleeps' "$work/sleeper.out" && break; sleep 0.1; done
+	check "inject: $what, threads that only sleep with a timeout: one is borrowed, the agent answers, no sleep cut short (exit $rc; $(grep '^sleeps' "$work/sleeper.out"); $(tail -n 1 "$work/sleeper.err"))" \
+		sh -c "test $rc = 0 && grep -q '\"main\"' '$work/sleeper.bt' && grep -q '^sleeps [0-9]*, early 0\$' '$work/sleeper.out'"
+	stop_ruby $sp
+}
 # feed NAME: wake every parked thread; wait for the report.
 feed() {
 	local fd
@@ -154,6 +180,8 @@ else
 	fi
 	stop_ruby $ng
 fi
+
+inject_sleeper "" "ruby 3.1" --agent "$agent_dirs"
 
 # An idle process (every thread parked): the job still runs at once; then 100 more --inject calls change nothing.
 if start_target idle idle; then
@@ -319,6 +347,9 @@ for ver in 2.7 3.3 3.4; do
 		fi
 		stop_ruby $fx
 	fi
+	# A daemon whose threads only sleep with a timeout (3.3 on marks such a thread blocked, as any C call without
+	# the GVL): its sleeping thread is borrowed; no sleep comes back early.
+	inject_sleeper "$root" "ruby $ver"
 	# The host's 3.1 build offered to a 3.3 or 3.4 process: refused before anything is written.
 	offer_agent "$root" agent31 "$ext/rbscope/rbscope.so" 'built for libruby-3.1' "ruby $ver offered an agent built for 3.1"
 done
