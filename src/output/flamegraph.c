@@ -249,8 +249,8 @@ void flamegraph_title(const struct profile *p, char *out, size_t cap)
 /* The script: zoom on click, reset, search with the matched share, details on hover. */
 static const char SCRIPT[] =
 	"(function(){\n"
-	"var svg=document.currentScript?document.currentScript.ownerSVGElement||document.querySelector('svg.rbscope-fg')"
-	":document.querySelector('svg.rbscope-fg');\n"
+	"var svg=document.currentScript?document.currentScript.ownerSVGElement||document.querySelector('svg.rbscope-fg:not([data-ready])')"
+	":document.querySelector('svg.rbscope-fg:not([data-ready])');\n"
 	"if(!svg||svg.getAttribute('data-ready'))return;svg.setAttribute('data-ready','1');\n"
 	"var W=+svg.getAttribute('data-w'),PAD=+svg.getAttribute('data-pad'),ROW=+svg.getAttribute('data-row');\n"
 	"var frames=[].slice.call(svg.querySelectorAll('g.f'));\n"

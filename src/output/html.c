@@ -117,11 +117,35 @@ int output_html(const struct profile *p, FILE *f)
 	snprintf(buf, sizeof(buf), "%llu dropped ticks, %llu torn reads, %llu failed samples",
 		 (unsigned long long)p->dropped, (unsigned long long)p->torn, (unsigned long long)p->errors);
 	meta_row(f, "losses", buf);
-	fputs("</table>\n<h2>Flame graph</h2>\n<p>Click a frame to zoom, Escape or \"Reset zoom\" to go back; "
+	fputs("</table>\n", f);
+	/* A server's wall profile is mostly threads waiting for work: the work itself first, on its own scale. */
+	uint64_t total = profile_total(p), idle = 0;
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		idle += p->thread_states[i][PROFILE_STATE_IDLE];
+	int err = 0;
+	if (total && idle * 2 >= total && idle < total) {
+		struct profile work;
+		err = profile_init(&work) ?: profile_merge_states(&work, p, PROFILE_ALL_STATES & ~(1u << PROFILE_STATE_IDLE));
+		if (!err) {
+			work.rate_hz = p->rate_hz, work.duration_ns = p->duration_ns, work.pid = p->pid;
+			work.command = (uint32_t)strtab_intern(&work.strs, strtab_get(&p->strs, p->command),
+							       strlen(strtab_get(&p->strs, p->command)));
+			fprintf(f, "<h2>Flame graph: the work</h2>\n<p id=\"idle-note\">%.1f%% of the samples are threads "
+				   "waiting (sleep, queues, locks, I/O readiness): this graph leaves them out; every sample is "
+				   "in the one below. <code>rbscope record --mode cpu</code> records the CPU time alone.</p>\n"
+				   "<div class=\"fg\" id=\"flamegraph-work\">\n",
+				100.0 * (double)idle / (double)total);
+			err = flamegraph_svg(&work, f, 0);
+			fputs("</div>\n", f);
+		}
+		profile_free(&work);
+		if (err)
+			return err;
+	}
+	fputs("<h2>Flame graph</h2>\n<p>Click a frame to zoom, Escape or \"Reset zoom\" to go back; "
 	      "search takes a regular expression.</p>\n<div class=\"fg\" id=\"flamegraph\">\n",
 	      f);
-	int err = flamegraph_svg(p, f, 0);
-	if (err)
+	if ((err = flamegraph_svg(p, f, 0)))
 		return err;
 	fputs("</div>\n", f);
 	threads(p, f);

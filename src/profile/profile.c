@@ -221,6 +221,11 @@ uint64_t profile_total(const struct profile *p)
 
 int profile_merge(struct profile *dst, const struct profile *src)
 {
+	return profile_merge_states(dst, src, PROFILE_ALL_STATES);
+}
+
+int profile_merge_states(struct profile *dst, const struct profile *src, unsigned states)
+{
 	uint32_t *ids = malloc((src->nframes + 1) * sizeof(*ids)), *buf = NULL;
 	uint32_t cap = 0;
 	int err = ids ? 0 : -ENOMEM;
@@ -235,7 +240,7 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	}
 	for (uint32_t i = 0; !err && i < src->nstacks; i++) {
 		const struct profile_stack *s = &src->stacks[i];
-		if (!s->count)
+		if (!s->count || (states != PROFILE_ALL_STATES && !(states & 1u << profile_stack_state(src, i))))
 			continue;
 		if (s->len > cap) {
 			uint32_t *b = realloc(buf, s->len * sizeof(*b));

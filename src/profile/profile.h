@@ -129,6 +129,9 @@ const char *profile_thread_name(const struct profile *p, int32_t tid);
 uint64_t profile_total(const struct profile *p);
 /* Add src's stacks and their counts to dst (frames interned by their text), and its threads' states; samples not copied. */
 int profile_merge(struct profile *dst, const struct profile *src);
+/* The same for the stacks whose state (profile_stack_state) has its bit in states, 1u << state. */
+int profile_merge_states(struct profile *dst, const struct profile *src, unsigned states);
+#define PROFILE_ALL_STATES ((1u << PROFILE_STATES) - 1)
 /*
  * Add src's samples [from, to) that keep (NULL: all) says to keep, given each
  * one's thread and state, to dst: their stacks interned by their frames' text,

@@ -249,6 +249,21 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 	return 0;
 }
 
+/*
+ * Add n samples of th at this tick: one at t_ns, the others (ticks missed,
+ * CPU time run since the tick before, time off its CPU) spread evenly back
+ * over the time since the tick before (prev), for timelines to give each a
+ * share of the time, none at the same instant.
+ */
+static int add_spread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t prev, uint64_t t_ns, uint64_t n)
+{
+	uint64_t span = prev && t_ns > prev ? t_ns - prev : 0;
+	int err = 0;
+	for (uint64_t k = n; k-- > 0 && !err;)
+		err = add_thread(s, th, span ? t_ns - span * k / n : t_ns);
+	return err;
+}
+
 int sampler_capture_hz(int mode, int blocking, int no_bpf, double rate)
 {
 	if (no_bpf || blocking || mode == SAMPLER_GVL || rate < 1)
@@ -289,6 +304,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
 	s->ticks++;
+	uint64_t prev_tick = s->last_tick_t;
 	/* The period a sample stands for: the rate's, or (not given) the time since the tick before. */
 	uint64_t period = s->period_ns ?: t_ns > s->last_tick_t && s->last_tick_t ? t_ns - s->last_tick_t : UINT64_C(10000000);
 	s->last_tick_t = t_ns;
@@ -330,11 +346,9 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			if (s->mode == SAMPLER_CPU)
 				(void)samples_due(s, th, period);
 			s->owed += (uint64_t)owed; /* (time-based: ticks missed included) */
-			for (; owed > 0; owed--) {
-				s->salvaged += (uint64_t)th->salvaged;
-				if ((err = add_thread(s, th, t_ns)))
-					return err;
-			}
+			s->salvaged += (uint64_t)th->salvaged * (uint64_t)(owed > 0 ? owed : 0);
+			if (owed > 0 && (err = add_spread(s, th, prev_tick, t_ns, (uint64_t)owed)))
+				return err;
 			continue;
 		}
 		uint64_t due = samples_due(s, th, period);
@@ -354,9 +368,8 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			ran.syscall = th->state == THREAD_BLOCKED ? TASK_ON_CPU : th->syscall;
 			th = &ran;
 		}
-		for (; due; due--)
-			if ((err = add_thread(s, th, t_ns)))
-				return err;
+		if ((err = add_spread(s, th, prev_tick, t_ns, due)))
+			return err;
 	}
 	if (t_ns > s->last_t)
 		s->last_t = t_ns;

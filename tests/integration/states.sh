@@ -135,15 +135,20 @@ done
 
 # Ticks the sampler misses (3000 Hz is more than this machine keeps up with) are missed for every thread alike: the
 # busy thread's samples come from its own CPU's clock, the idle threads' from the reads that stand for the ticks
-# missed too. Each thread within 3% of the others.
+# missed too. Each thread within 3% of the others (a second recording if the first is not: the busy thread's
+# clock stands still while another process takes its CPU, which a busy machine can make last).
+alike() { awk '$2 == "(tid" { n++; v = $4 + 0; if (!lo || v < lo) lo = v; if (v > hi) hi = v } END { exit !(n == 5 && lo > 0 && hi <= lo * 1.03) }' "$1"; }
 for ver in 3.1 3.4; do
 	if ! start_ruby "$ver" "$top/tests/integration/ruby/dropped.rb"; then
 		skipped "states: ruby $ver: dropped ticks: cannot start it here"
 		continue
 	fi
-	"$RBSCOPE" record -p "$pid" -r 3000 -d 3 -f summary -o "$work/dropped.txt" 2>"$work/dropped.err"
+	for try in 1 2; do
+		"$RBSCOPE" record -p "$pid" -r 3000 -d 3 -f summary -o "$work/dropped.txt" 2>"$work/dropped.err"
+		alike "$work/dropped.txt" && break
+	done
 	stop_ruby "$pid"
 	counts=$(awk '$2 == "(tid" { printf "%s %s, ", $1, $4 }' "$work/dropped.txt")
-	check "states: ruby $ver: ticks missed are missed by every thread alike ($(grep -o '[0-9]* ticks dropped' "$work/dropped.err"); $counts)" \
-		awk '$2 == "(tid" { n++; v = $4 + 0; if (!lo || v < lo) lo = v; if (v > hi) hi = v } END { exit !(n == 5 && lo > 0 && hi <= lo * 1.03) }' "$work/dropped.txt"
+	check "states: ruby $ver: ticks missed are missed by every thread alike (try $try; $(grep -o '[0-9]* ticks dropped' "$work/dropped.err"); $counts)" \
+		alike "$work/dropped.txt"
 done

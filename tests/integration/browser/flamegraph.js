@@ -1,29 +1,31 @@
 // flamegraph.js: open rbscope's flame graph (SVG, or the HTML report) in headless Chromium and use it.
-// Usage: node flamegraph.js FILE FRAME SEARCH — FRAME must be drawn, clicking it must zoom it to the full
+// Usage: node flamegraph.js FILE FRAME SEARCH [WHERE] — FRAME must be drawn, clicking it must zoom it to the full
 // width, and searching SEARCH must highlight frames and show a matched share. For the HTML report (.html),
-// the summary tables must be visible and list FRAME too. Exits 0, or 1 with the reason.
+// the summary tables must be visible and list FRAME too. WHERE (a CSS selector, default the page) holds the
+// flame graph to use, for a page with more than one. Exits 0, or 1 with the reason.
 'use strict';
 const path = require('path');
 const { chromium } = require(path.join(process.env.NPM_DIR, 'playwright-core'));
 
 async function main() {
-	const [file, frame, query] = process.argv.slice(2);
+	const [file, frame, query, where] = process.argv.slice(2);
+	const FG = (where ? where + ' ' : '') + 'svg.rbscope-fg';
 	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 	const errors = [];
 	try {
 		const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 		page.on('pageerror', (e) => errors.push(String(e)));
 		await page.goto('file://' + path.resolve(file));
-		const svg = page.locator('svg.rbscope-fg');
+		const svg = page.locator(FG).first();
 		await svg.waitFor();
-		const names = await page.$$eval('svg.rbscope-fg g.f title', (ts) => ts.map((t) => t.textContent));
+		const names = await page.$$eval(FG + ' g.f title', (ts) => ts.map((t) => t.textContent));
 		if (!names.some((n) => n.startsWith(frame + ' ')))
 			throw new Error(`no frame "${frame}" among ${names.length} frames`);
-		const full = await page.$eval('svg.rbscope-fg', (s) => +s.getAttribute('data-w') - 2 * +s.getAttribute('data-pad'));
+		const full = await page.$eval(FG, (s) => +s.getAttribute('data-w') - 2 * +s.getAttribute('data-pad'));
 		// The widest frame of that name, clicked in the middle.
-		const target = await page.evaluateHandle((name) => {
+		const target = await page.evaluateHandle(([name, fg]) => {
 			let best = null;
-			for (const g of document.querySelectorAll('svg.rbscope-fg g.f')) {
+			for (const g of document.querySelectorAll(fg + ' g.f')) {
 				if (!g.querySelector('title').textContent.startsWith(name + ' '))
 					continue;
 				const w = +g.querySelector('rect').getAttribute('width');
@@ -31,25 +33,25 @@ async function main() {
 					best = g;
 			}
 			return best;
-		}, frame);
+		}, [frame, FG]);
 		const before = await target.evaluate((g) => +g.querySelector('rect').getAttribute('width'));
 		if (before >= full - 0.5)
 			throw new Error(`"${frame}" is already full width (${before}); cannot test zoom`);
-		const rect = await target.asElement().$('rect');
-		await rect.click();
+		// (the frame's group: its label may lie over the middle of its rectangle, and a click on either zooms)
+		await target.asElement().click();
 		const after = await target.evaluate((g) => +g.querySelector('rect').getAttribute('width'));
 		if (Math.abs(after - full) > 0.5)
 			throw new Error(`click did not zoom: width ${before} -> ${after}, full is ${full}`);
-		const hidden = await page.$$eval('svg.rbscope-fg g.f', (gs) => gs.filter((g) => g.style.display === 'none').length);
+		const hidden = await page.$$eval(FG + ' g.f', (gs) => gs.filter((g) => g.style.display === 'none').length);
 		if (!hidden)
 			throw new Error('zoom hid no frame outside the zoomed one');
-		await page.click('svg.rbscope-fg .reset');
+		await page.click(FG + ' .reset');
 		const reset = await target.evaluate((g) => +g.querySelector('rect').getAttribute('width'));
 		if (Math.abs(reset - before) > 0.01)
 			throw new Error(`reset zoom did not restore the width: ${reset} vs ${before}`);
-		await page.fill('svg.rbscope-fg input.search', query);
-		const hits = await page.$$eval('svg.rbscope-fg g.f.hit', (gs) => gs.length);
-		const matched = await page.textContent('svg.rbscope-fg .matched');
+		await page.fill(FG + ' input.search', query);
+		const hits = await page.$$eval(FG + ' g.f.hit', (gs) => gs.length);
+		const matched = await page.textContent(FG + ' .matched');
 		const pct = parseFloat((matched.match(/([0-9.]+)%/) || [])[1]);
 		if (!hits || !(pct > 0 && pct <= 100))
 			throw new Error(`search "${query}": ${hits} highlighted, matched text "${matched}"`);

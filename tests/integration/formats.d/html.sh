@@ -10,3 +10,22 @@ if [ -n "$NPM_DIR" ] && [ -n "$CHROMIUM" ]; then
 else
 	skipped "html: no Chromium or npm packages for the browser check"
 fi
+# A server's wall profile, mostly threads waiting (7 of 9 asleep): the work first, in a graph of its own that leaves
+# the waits out and says how to record CPU time alone; every sample in the graph below it. Both work.
+if start_ruby 3.1 "$top/tests/integration/ruby/mostly-idle.rb"; then
+	"$RBSCOPE" record -p "$pid" -r 200 -d 1 -f html -o "$fmtdir/idle.html" 2>/dev/null
+	stop_ruby "$pid"
+	check "html: a mostly idle profile: the work first, without the waits, a note of the waits' share and of --mode cpu ($(grep -o '[0-9.]*% of the samples are threads waiting' "$fmtdir/idle.html"))" \
+		sh -c "grep -q 'id=\"flamegraph-work\"' '$fmtdir/idle.html' && grep -q -- '--mode cpu' '$fmtdir/idle.html' &&
+			test \$(grep -o 'id=\"flamegraph-work\"' '$fmtdir/idle.html' | wc -l) = 1 &&
+			sed -n '/id=\"flamegraph-work\"/,/<\\/svg>/p' '$fmtdir/idle.html' | grep -q 'Object#work_a' &&
+			! sed -n '/id=\"flamegraph-work\"/,/<\\/svg>/p' '$fmtdir/idle.html' | grep -q '<title>Kernel#sleep'"
+	if [ -n "$NPM_DIR" ] && [ -n "$CHROMIUM" ]; then
+		for where in '#flamegraph-work' '#flamegraph'; do
+			NPM_DIR=$NPM_DIR CHROMIUM=$CHROMIUM node "$top/tests/integration/browser/flamegraph.js" \
+				"$fmtdir/idle.html" 'Object#work_a' 'work_b' "$where" >"$work/html-idle.out" 2>&1
+			check "html: a mostly idle profile: in Chromium, the graph in $where zooms and searches ($(head -c 200 "$work/html-idle.out"))" \
+				grep -q '^ok' "$work/html-idle.out"
+		done
+	fi
+fi
