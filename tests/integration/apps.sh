@@ -90,8 +90,11 @@ else
 				! grep -q '<unknown>\|block  in' '$work/apps-top.txt' '$work/apps-traces.txt'"
 		check "apps: serve --all: a Puma worker's CPU profile (go tool pprof) has the route, GET /json, and its labels ($(awk '/^Samples:/ {on = 1} /^Locations/ {on = 0} on && /^ +[0-9]+ +[0-9]+:/ {n += $1} END {print n + 0}' "$work/apps-serve.txt") samples, $(grep -c 'Sinatra::' "$work/apps-serve.txt") Sinatra locations)" \
 			sh -c "grep -q 'GET /json' '$work/apps-serve.txt' && grep -q 'pid:\[$w1\]' '$work/apps-serve.txt' && grep -q 'process command:\[puma: cluster worker' '$work/apps-serve.txt'"
-		n=$(curl -s "http://127.0.0.1:$sport/metrics" | grep '^rbscope_ruby_info{' | grep -c 'command="puma')
-		check "apps: serve --all: the master and both workers in /metrics ($n)" test "$n" = 3
+		# (by pid: --all also finds any other Ruby this machine runs)
+		curl -s "http://127.0.0.1:$sport/metrics" | grep '^rbscope_ruby_info{' >"$work/apps-info.txt"
+		n=0
+		for p in $master $workers; do grep -q "pid=\"$p\".*command=\"puma" "$work/apps-info.txt" && n=$((n + 1)); done
+		check "apps: serve --all: the master and both workers in /metrics ($n of 3)" test "$n" = 3
 		kill $sv
 		wait $sv 2>/dev/null
 		wait $wrkpid
