@@ -7,7 +7,6 @@
 
 #include "builtin.h"
 #include "lib/err.h"
-#include "ruby/target.h"
 
 #ifndef RBSCOPE_VERSION
 #define RBSCOPE_VERSION "0.1.0"
@@ -37,27 +36,6 @@ static const struct command commands[] = {
 	{ "version", cmd_version, "print rbscope's version and supported Rubies" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-int cmd_version(int argc, char **argv)
-{
-	int first, code;
-	const struct opt opts[] = { OPT_END() };
-	const struct opt_cmd cmd = { .usage = "rbscope version", .about = "Print rbscope's version and the Rubies it reads.",
-				     .opts = opts };
-	if (argc && builtin_parse(&cmd, argc, argv, &first, &code))
-		return code;
-	if (argc && (code = builtin_no_args(argc, argv, first)))
-		return code;
-	printf("rbscope %s\nRubies (a table each; others through their DWARF):\n", RBSCOPE_VERSION);
-	for (const struct ruby_layout_range *r = ruby_layout_ranges; r->layout; r++) {
-		char range[32];
-		snprintf(range, sizeof(range), "%d.%d.%d-%d.%d.%d", r->major, r->minor, r->first, r->major, r->minor, r->last);
-		if (r->first == r->last)
-			snprintf(range, sizeof(range), "%d.%d.%d", r->major, r->minor, r->first);
-		printf("  %-15s table from %-6s %s\n", range, r->layout->version, r->source);
-	}
-	return EXIT_OK;
-}
 
 static void usage(FILE *f)
 {

@@ -28,7 +28,7 @@ enum agent_msg {
 	AGENT_GCSTAT = 3,     /* body: "json" or empty; reply: GC.stat and object counts */
 	AGENT_EVAL = 4,       /* body: Ruby code; reply: inspect of the result, or the exception */
 	AGENT_HEAPDUMP = 5,   /* fd: where to write; reply: bytes written */
-	AGENT_TRACE = 6,      /* body: trace settings (trace.h); reply carries the ring's fd */
+	AGENT_TRACE = 6,      /* body: trace settings (ext/rbscope/trace.c); reply carries the ring's fd (ring.h) */
 	AGENT_STOP = 7,       /* end the trace (or latency) of this connection */
 	AGENT_LATENCY = 8,    /* body: "PROVIDER:PROBE"; reply carries a histogram's fd (hist.h) */
 	AGENT_OK = 64,

@@ -15,6 +15,7 @@
 #include "../lib/buf.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
+#include "../lib/ticker.h"
 #include "../output/output.h"
 #include "../profile/sampler.h"
 
@@ -243,9 +244,14 @@ int cmd_top(int argc, char **argv)
 	v.capture_hz = sampler_capture_hz(v.mode, 0, v.no_bpf, rate);
 	v.period_ns = (uint64_t)(1e9 / rate);
 	int err = reset_window(&w, &t, &v);
-	uint64_t step = (uint64_t)(1e9 / rate), start = clock_now_ns(), next = start;
+	uint64_t start = clock_now_ns(), missed = 0, missed_before = 0;
 	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
+	/* One tick at a random phase in each period, as record's (lib/ticker.h): a fixed step aliases with periodic work. */
+	struct ticker tk;
+	ticker_init(&tk, rate, start);
 	while (!err && !builtin_stop && count != 0) {
+		w.samplers[w.cur].ticks_missed = missed - missed_before;
+		missed_before = missed;
 		err = sampler_tick(&w.samplers[w.cur], clock_now_ns() - start);
 		uint64_t now = clock_now_ns();
 		if (now >= next_table) {
@@ -269,13 +275,17 @@ int cmd_top(int argc, char **argv)
 			w.samplers[w.cur].capture = cap;
 			next_half += (uint64_t)(window / 2 * 1e9);
 		}
-		next += step;
-		now = clock_now_ns();
-		int wait_ms = next > now ? (int)((next - now) / 1000000) : 0;
-		struct pollfd pfd = { 0, POLLIN, 0 };
-		if (v.tty && poll(&pfd, 1, wait_ms) > 0) {
+		uint64_t next = ticker_next(&tk, clock_now_ns(), &missed);
+		/* Until the next tick: keys on a terminal, else sleep. */
+		while (!err && !builtin_stop && (now = clock_now_ns()) < next) {
+			struct pollfd pfd = { 0, POLLIN, 0 };
+			if (!v.tty) {
+				struct timespec ts = { (time_t)((next - now) / 1000000000ULL), (long)((next - now) % 1000000000ULL) };
+				nanosleep(&ts, NULL);
+				continue;
+			}
 			char key;
-			if (read(0, &key, 1) != 1)
+			if (poll(&pfd, 1, (int)((next - now + 999999) / 1000000)) <= 0 || read(0, &key, 1) != 1)
 				continue;
 			int redraw = 1;
 			if (key == 'q' || key == 'Q') {
@@ -291,12 +301,7 @@ int cmd_top(int argc, char **argv)
 			}
 			if (redraw && !err)
 				err = write_table(&w, &t, &v, pid, window);
-		} else if (!v.tty && next > now) {
-			struct timespec ts = { (time_t)((next - now) / 1000000000ULL), (long)((next - now) % 1000000000ULL) };
-			nanosleep(&ts, NULL);
 		}
-		if (next < now)
-			next = now;
 	}
 	if (v.tty)
 		tcsetattr(0, TCSANOW, &saved);

@@ -118,11 +118,6 @@ fail:
 	return err;
 }
 
-long hijack_syscall_nr(const struct hijack *h)
-{
-	return (long)h->saved.orig_rax;
-}
-
 static int at_marker(const struct hijack *h, const struct user_regs_struct *r, void *arg);
 
 /*

@@ -43,8 +43,6 @@ struct hijack {
  * attached.
  */
 int hijack_seize(struct hijack *h, pid_t pid, pid_t tid);
-/* The system call number the thread was in when stopped (orig_rax). */
-long hijack_syscall_nr(const struct hijack *h);
 /* Make system call nr with up to six arguments in the thread; *ret its result (a -errno on failure). 0 or a negative code. */
 int hijack_syscall(struct hijack *h, long nr, const uint64_t args[6], long *ret);
 /*

@@ -79,14 +79,6 @@ const struct fleet_target *fleet_find(const struct fleet *f, pid_t pid)
 	return NULL;
 }
 
-int fleet_live(const struct fleet *f)
-{
-	int n = 0;
-	for (int i = 0; i < f->n; i++)
-		n += f->v[i]->state == FLEET_LIVE;
-	return n;
-}
-
 const struct fleet_target *fleet_owner(const struct fleet *f, int32_t tid)
 {
 	uint64_t *hit = map_get(&f->tid_owner, (uint32_t)tid);

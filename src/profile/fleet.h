@@ -77,8 +77,6 @@ int fleet_trim(struct fleet *f, uint64_t keep_from, uint64_t now);
 const struct fleet_target *fleet_owner(const struct fleet *f, int32_t tid);
 /* The target for pid (live, gone or failed), or NULL. */
 const struct fleet_target *fleet_find(const struct fleet *f, pid_t pid);
-/* Live targets. */
-int fleet_live(const struct fleet *f);
 /*
  * Copy the samples in [from, to) of the processes pid (0: all), in the states
  * mask selects (1 << enum profile_state), into dst (keep_samples set).

@@ -89,12 +89,8 @@ static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
  * So the samples of a run sweep the phase of any periodic work at least
  * EPOCH/8 times over, each run starts at a phase of its own, and the count
  * stays within EPOCH/2 samples of hz times the time however long the
- * recording. Against the worst case, a 10 ms cycle of 6/3/1 ms at 100 Hz
- * (the cycle is the period; record.sh), a 60 s recording's share spreads by
- * 0.24 pp, less than independent samples' 0.63 (2026-11-25, 9 recordings).
- * Steps near 0 clump a run's samples at one phase: drawn down to 0, the
- * spread was 0.8-1.1 pp; paired periods (two runs took exactly 2*EPOCH
- * periods, and each pair ended at the phase it began at) read 62/28/9.
+ * recording. Steps are kept off 0, which would clump a run's samples at one
+ * phase. (Against a 10 ms cycle at 100 Hz: docs/benchmarks.md.)
  */
 static uint64_t jittered(struct ruby_capture *c, struct followed *f)
 {

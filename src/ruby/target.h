@@ -42,7 +42,7 @@ struct ruby_target {
 	struct ruby_layout dwarf_layout; /* read from libruby's debug information, when it has some */
 	size_t th_read_len;      /* bytes of rb_thread_t read per thread */
 
-	/* caches, see names.c */
+	/* caches: interned names (frames.c), instruction sequences (iseq.c), IDs (object.c) */
 	struct strtab strs;
 	struct map iseqs;   /* iseq address -> index in iseq_v + 1 */
 	struct iseq_info *iseq_v;

@@ -296,6 +296,8 @@ if command -v setpriv >/dev/null; then
 	rc=$?
 	check "inject: as another user (nobody): exit 4, the hint names the process's user and ours ($(tail -n 1 "$work/e"))" \
 		sh -c "test $rc = 4 && grep -q '^hint: process $op runs as uid 0, rbscope as uid 65534: .*CAP_SYS_PTRACE' '$work/e'"
+else
+	skipped "inject: no setpriv (util-linux) to run as another user"
 fi
 stop_ruby $op
 if command -v setpriv >/dev/null; then
@@ -309,6 +311,8 @@ if command -v setpriv >/dev/null; then
 		sh -c "test $rc = 4 && grep -q '^hint: rbscope runs as root without CAP_SYS_PTRACE' '$work/e'"
 	check "inject: ... and nothing was loaded" sh -c "! grep -q 'rbscope' '$work/capless.out' && ! grep -q rbscope /proc/$cp/maps"
 	stop_ruby $cp
+else
+	skipped "inject: no setpriv (util-linux) to drop CAP_SYS_PTRACE"
 fi
 
 # Ruby 2.7 (glibc 2.31), 3.3 and 3.4 (chroots; agent.sh installed the gem in the last two, 2.7's is installed

@@ -216,6 +216,8 @@ if command -v tmux >/dev/null && start_ruby 3.1 "$workload"; then
 	check "top --rows 3, not a terminal: 3 rows and how many more" \
 		sh -c "test \$(grep -Ec '^ *[0-9.]+% +[0-9.]+% ' '$work/top4.txt') = 3 && grep -q '^([0-9]* more)$' '$work/top4.txt'"
 	stop_ruby "$pid"
+elif ! command -v tmux >/dev/null; then
+	skipped "top in a terminal: tmux is not installed"
 fi
 
 # GC in every profile: a sample taken while the VM collects gets a GC frame with its phase, over the frame that
