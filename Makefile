@@ -104,7 +104,7 @@ integration: deps all
 
 # Everything; SUITE=spy|heap|agent|usdt|formats (or record, cores, apps) runs that integration suite alone.
 test: deps all $(UNIT_BIN)
-	@if [ -z "$(SUITE)" ]; then tests/run-unit $(UNIT_BIN) && \
+	@if [ -z "$(SUITE)" ]; then tests/check-includes && tests/run-unit $(UNIT_BIN) && \
 		if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \
 		tests/fuzz/run $(BUILD)/fuzz/fuzz_heap $(FUZZ_SECONDS); else echo "fuzz: skipped, no $(FUZZ_CC)"; fi; fi
 	@$(TEST_ENV) tests/integration/run

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../lib/err.h"
-#include "../ruby/walk.h"
+#include "../ruby/waits.h"
 #include "profile.h"
 
 /*

@@ -41,8 +41,8 @@ void sampler_free(struct sampler *s)
 	map_free(&s->state_frames);
 	map_free(&s->cpu_index);
 	free(s->cpu_clocks);
-	if (s->capture && s->target && s->target->native_capture == s->capture)
-		s->target->native_capture = NULL;
+	if (s->capture && s->target && s->target->native_source == ruby_capture_source(s->capture))
+		s->target->native_source = NULL;
 	ruby_capture_close(s->capture);
 }
 
@@ -275,7 +275,7 @@ int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
 	int err = ruby_capture_open(s->target, hz, s->native, &s->capture, why, whylen);
 	if (!err && s->native)
-		s->target->native_capture = s->capture;
+		s->target->native_source = ruby_capture_source(s->capture);
 	return err;
 }
 

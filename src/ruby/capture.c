@@ -56,6 +56,7 @@ struct followed {
 
 struct ruby_capture {
 	struct ruby_target *t;
+	struct ruby_native_source source; /* (ruby_capture_source) */
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	struct ring_buffer *rb;
@@ -475,6 +476,23 @@ int ruby_capture_covers(const struct ruby_capture *c, uint64_t th)
 {
 	const struct followed *f = find(c, th);
 	return f && f->link;
+}
+
+static int source_covers(const void *ctx, uint64_t th)
+{
+	return ruby_capture_covers(ctx, th);
+}
+
+static int source_sample_of(void *ctx, uint64_t th, const struct ruby_call *now, uint64_t *regs,
+			    const unsigned char **stack, size_t *len)
+{
+	return ruby_capture_native_of(ctx, th, now, regs, stack, len);
+}
+
+const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c)
+{
+	c->source = (struct ruby_native_source){ c, source_covers, source_sample_of };
+	return &c->source;
 }
 
 int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns)

@@ -15,20 +15,6 @@
 
 struct ruby_capture;
 
-/*
- * Which call a thread is in: its innermost control frame, that frame's self
- * and ep, and the env's method entry (or cref). Two reads with the same are
- * of one call, its Ruby frames unmoved between them.
- */
-struct ruby_call {
-	uint64_t cfp, self, ep, me;
-};
-
-static inline int ruby_call_same(const struct ruby_call *a, const struct ruby_call *b)
-{
-	return a->cfp == b->cfp && a->self == b->self && a->ep == b->ep && a->me == b->me;
-}
-
 /* Counts since opening: the program's (enum capture_stat's), and threads left without a clock. */
 struct ruby_capture_stats {
 	uint64_t fired, not_owner, lost, bad;
@@ -51,6 +37,8 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s);
 
 /* Is th followed: its time holding the GVL sampled here, not by reading it from outside? */
 int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
+/* c as the walker's source of the kernel's samples (walk.h), for the target's native_source while c is open. */
+const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
 
 /*
  * How many samples thread th is owed, at tick number tick (now_ns its time),

@@ -7,6 +7,7 @@
 #include "../lib/map.h"
 #include "iseq.h"
 #include "object.h"
+#include "waits.h"
 
 #define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
 #define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */

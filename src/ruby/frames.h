@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "target.h"
-#include "walk.h"
+#include "sample.h"
 
 #define EP_WORDS 3 /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
 

@@ -187,6 +187,15 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 	return err;
 }
 
+/* Empty the target's cache of instruction sequences (ruby_target_flush). */
+static void iseq_flush(struct ruby_target *t)
+{
+	for (size_t i = 0; i < t->iseq_n; i++)
+		iseq_info_free(&t->iseq_v[i]);
+	t->iseq_n = 0;
+	map_clear(&t->iseqs);
+}
+
 struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr)
 {
 	uint64_t *hit = map_get(&t->iseqs, addr);
@@ -195,7 +204,7 @@ struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr)
 	struct iseq_info is;
 	if (iseq_read(t, addr, &is))
 		return NULL; /* not cached: the read may have been torn */
-	struct iseq_info *v = vec_grow(t->iseq_v, t->iseq_n, &t->iseq_cap, sizeof(*v));
+	struct iseq_info *v = ruby_target_add_cache(t, iseq_flush) ? NULL : vec_grow(t->iseq_v, t->iseq_n, &t->iseq_cap, sizeof(*v));
 	if (!v) {
 		iseq_info_free(&is);
 		return NULL;

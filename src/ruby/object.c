@@ -117,6 +117,32 @@ int ruby_symbols_valid(struct ruby_target *t, uint64_t addr)
 	return !symbols_lookup(t, addr, each, name, sizeof(name)) && !strcmp(name, "each");
 }
 
+/* A word of libruby's data that starts a global symbol table whose "each" reads as such (ruby_target_scan). */
+static int check_symbols(struct ruby_target *t, uint64_t addr, const uint64_t *w)
+{
+	const struct ruby_layout *L = t->L;
+	uint32_t last_id = (uint32_t)w[L->symbols_last_id / 8];
+	uint64_t str_sym = w[L->symbols_str_sym / 8], ids = w[L->symbols_ids / 8];
+	if (last_id < 100 || last_id > 100000000 || !str_sym || (str_sym & 7) || !ids || (ids & 7))
+		return 0;
+	if (!maps_readable(&t->maps, str_sym, 8) || !maps_readable(&t->maps, ids, 8))
+		return 0;
+	return ruby_symbols_valid(t, addr);
+}
+
+/* The global symbol table: where libruby's symbol says, if it reads as one, else found by a scan; looked for once. */
+static uint64_t symbols_of(struct ruby_target *t)
+{
+	if (t->symbols || t->symbols_searched)
+		return t->symbols;
+	t->symbols_searched = 1;
+	if (t->symbols_sym && ruby_symbols_valid(t, t->symbols_sym))
+		t->symbols = t->symbols_sym;
+	else if (t->L && t->L->symbols_size > 0)
+		t->symbols = ruby_target_scan(t, (size_t)(t->L->symbols_size / 8), check_symbols);
+	return t->symbols;
+}
+
 uint32_t ruby_id_name(struct ruby_target *t, uint64_t id)
 {
 	uint64_t *hit = map_get(&t->ids, id);
@@ -124,7 +150,7 @@ uint32_t ruby_id_name(struct ruby_target *t, uint64_t id)
 		return (uint32_t)(*hit - 1);
 	char name[256];
 	int64_t sid = 0;
-	if (t->symbols && !symbols_lookup(t, t->symbols, id, name, sizeof(name)))
+	if (symbols_of(t) && !symbols_lookup(t, t->symbols, id, name, sizeof(name)))
 		sid = strtab_intern(&t->strs, name, strlen(name));
 	if (sid < 0)
 		return 0;

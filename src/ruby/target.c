@@ -12,9 +12,6 @@
 #include "../lib/err.h"
 #include "../proc/core.h"
 #include "../proc/task.h"
-#include "iseq.h"
-#include "object.h"
-#include "walk.h"
 
 #define SCAN_MAX (64u << 20)
 
@@ -171,8 +168,8 @@ static int vm_valid(struct ruby_target *t, uint64_t vm)
  * 3.3 exports neither; no Ruby exports the latter), and for a core whose
  * libruby file is not at hand. Works from the mappings alone: no ELF needed.
  */
-static uint64_t scan_data(struct ruby_target *t, size_t stride,
-			  int (*check)(struct ruby_target *, uint64_t addr, const uint64_t *words))
+uint64_t ruby_target_scan(struct ruby_target *t, size_t stride,
+			  int (*check)(struct ruby_target *t, uint64_t addr, const uint64_t *words))
 {
 	for (int i = 0; i < t->maps.n; i++) {
 		const struct map_entry *e = &t->maps.v[i];
@@ -214,18 +211,6 @@ static int check_vm_ptr(struct ruby_target *t, uint64_t addr, const uint64_t *w)
 	return maps_readable(&t->maps, w[0], 8) && vm_valid(t, w[0]);
 }
 
-static int check_symbols(struct ruby_target *t, uint64_t addr, const uint64_t *w)
-{
-	const struct ruby_layout *L = t->L;
-	uint32_t last_id = (uint32_t)w[L->symbols_last_id / 8];
-	uint64_t str_sym = w[L->symbols_str_sym / 8], ids = w[L->symbols_ids / 8];
-	if (last_id < 100 || last_id > 100000000 || !str_sym || (str_sym & 7) || !ids || (ids & 7))
-		return 0;
-	if (!maps_readable(&t->maps, str_sym, 8) || !maps_readable(&t->maps, ids, 8))
-		return 0;
-	return ruby_symbols_valid(t, addr);
-}
-
 static int find_vm(struct ruby_target *t, struct elf_file *ef)
 {
 	uint64_t sym, vm;
@@ -235,21 +220,19 @@ static int find_vm(struct ruby_target *t, struct elf_file *ef)
 		t->vm_how = "symbol";
 		return 0;
 	}
-	uint64_t at = scan_data(t, 1, check_vm_ptr);
+	uint64_t at = ruby_target_scan(t, 1, check_vm_ptr);
 	if (!at || mem_read_u64(&t->mem, at, &t->vm))
 		return ERR_NO_VM;
 	t->vm_how = "scan";
 	return 0;
 }
 
+/* Where the ELF says the symbol table is (object.c checks it, or scans, when it first names an ID). */
 static void find_symbols(struct ruby_target *t, struct elf_file *ef)
 {
 	uint64_t sym;
-	if (ef && !elf_lookup(ef, "ruby_global_symbols", &sym, NULL) && ruby_symbols_valid(t, t->bias + sym)) {
-		t->symbols = t->bias + sym;
-		return;
-	}
-	t->symbols = scan_data(t, (size_t)(t->L->symbols_size / 8), check_symbols);
+	if (ef && !elf_lookup(ef, "ruby_global_symbols", &sym, NULL))
+		t->symbols_sym = t->bias + sym;
 }
 
 static void set_read_lengths(struct ruby_target *t)
@@ -366,12 +349,21 @@ int ruby_process_likely(pid_t pid)
 	return found;
 }
 
+int ruby_target_add_cache(struct ruby_target *t, ruby_target_flush_fn flush)
+{
+	for (int i = 0; i < t->ncaches; i++)
+		if (t->caches[i] == flush)
+			return 0;
+	if (t->ncaches == RUBY_TARGET_CACHES)
+		return -ENOSPC;
+	t->caches[t->ncaches++] = flush;
+	return 0;
+}
+
 void ruby_target_flush(struct ruby_target *t)
 {
-	ruby_walk_free(t);
-	for (size_t i = 0; i < t->iseq_n; i++)
-		iseq_info_free(&t->iseq_v[i]);
-	t->iseq_n = 0;
+	for (int i = 0; i < t->ncaches; i++)
+		t->caches[i](t);
 	map_clear(&t->iseqs);
 	map_clear(&t->ids);
 	map_clear(&t->classes);

@@ -12,7 +12,10 @@
 #include "../proc/mem.h"
 #include "layout.h"
 
-struct ruby_capture;
+struct ruby_native_source;
+struct ruby_target;
+#define RUBY_TARGET_CACHES 4
+typedef void (*ruby_target_flush_fn)(struct ruby_target *t);
 
 struct iseq_info;
 struct walk_cache;
@@ -35,7 +38,9 @@ struct ruby_target {
 	const char *missing;     /* a core's file that is needed and missing or changed (the core's path for it) */
 	uint64_t bias;           /* load bias of lib_path */
 	uint64_t vm;             /* rb_vm_t * */
-	uint64_t symbols;        /* &ruby_global_symbols, 0 if not found */
+	uint64_t symbols;        /* &ruby_global_symbols, 0 until found (object.c finds it the first time it names an ID) */
+	uint64_t symbols_sym;    /* where libruby's ruby_global_symbols symbol says it is, 0 if it has none */
+	int symbols_searched;    /* object.c looked for it */
 	const char *vm_how;      /* "symbol" or "scan", for -v output */
 	const char *layout_how;  /* "table", "DWARF" or "forced table" */
 	enum layout_match layout_match; /* how the table matched the version (LAYOUT_NEWER: a newer patch release) */
@@ -56,7 +61,9 @@ struct ruby_target {
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
-	struct ruby_capture *native_capture; /* WALK_NATIVE: takes the native stacks of the threads it covers */
+	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
+	int ncaches;
+	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };
@@ -93,7 +100,20 @@ struct elf_file;
 int ruby_target_open_elf(const struct ruby_target *t, const char *path, struct elf_file *ef);
 /* Does pid look like a Ruby (libruby mapped, or an executable named ruby*), without attaching? */
 int ruby_process_likely(pid_t pid);
-/* Drop every cache (after the target forks or execs, or to bound memory). */
+/* Drop every cache (after the target forks or execs, or to bound memory): each registered below. */
 void ruby_target_flush(struct ruby_target *t);
+/*
+ * A part that keeps a cache in the target (the walker's per-thread memory,
+ * the instruction sequences) registers what empties it, once: flush and
+ * detach call each. 0, or -ENOSPC past RUBY_TARGET_CACHES.
+ */
+int ruby_target_add_cache(struct ruby_target *t, ruby_target_flush_fn flush);
+/*
+ * Scan libruby's writable data (its .data and .bss, as mapped) for a word
+ * where check(t, addr, words) holds, stride words readable from there: for
+ * what a build exports no symbol of. Its address, or 0.
+ */
+uint64_t ruby_target_scan(struct ruby_target *t, size_t stride,
+			  int (*check)(struct ruby_target *t, uint64_t addr, const uint64_t *words));
 
 #endif

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "walk.h"
+#include "waits.h"
 
 /*
  * A thread in one of these waits for something else: it shows as idle in

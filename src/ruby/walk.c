@@ -9,7 +9,6 @@
 #include "../lib/err.h"
 #include "../proc/task.h"
 #include "../proc/unwind.h"
-#include "capture.h"
 #include "frames.h"
 #include "iseq.h"
 #include "object.h"
@@ -1027,7 +1026,8 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	/* A capture that has the kernel copy each sampled thread's registers and stack: the thread holding
 	   the GVL has its native frames from there (capture.c), and one on its CPU without it from its latest
 	   sample (below): no stop. */
-	int sampled = t->native_capture && ruby_capture_covers(t->native_capture, ts->th);
+	const struct ruby_native_source *src = t->native_source;
+	int sampled = src && src->covers(src->ctx, ts->th);
 	if (sampled && ts->state == THREAD_RUNNING)
 		return;
 	if (!unwinder(t))
@@ -1035,7 +1035,7 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 	struct native_check chk = { t, w, 0 };
 	uint64_t left = c->unwind->left;
 	/* (a thread not followed yet, new since the last sample, is not stopped either: it is at the next) */
-	int nr, n = unwind_thread(c->unwind, ts->tid, !t->native_capture, c->native, NATIVE_MAX, &nr, same_call, &chk);
+	int nr, n = unwind_thread(c->unwind, ts->tid, !src, c->native, NATIVE_MAX, &nr, same_call, &chk);
 	if (sampled && nr == TASK_ON_CPU) {
 		/* Without the GVL its Ruby frames stand still: the kernel's latest sample of it is of the call
 		   read now if the program saw it in that call then. With no sample since the last tick (its clock
@@ -1043,7 +1043,7 @@ static void add_native(struct ruby_target *t, struct ruby_sample *s, struct ruby
 		uint64_t regs[17];
 		const unsigned char *stack;
 		size_t len;
-		int got = ruby_capture_native_of(t->native_capture, ts->th, &w->top, regs, &stack, &len);
+		int got = src->sample_of(src->ctx, ts->th, &w->top, regs, &stack, &len);
 		n = 0;
 		if (got > 0)
 			n = unwind_sampled(c->unwind, ts->tid, regs, stack, len, c->native, NATIVE_MAX);
@@ -1178,7 +1178,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->torn = s->retried = s->salvaged = s->unchanged = 0;
 	s->gc = GC_NONE;
 	s->native_moved = s->native_sampled = 0;
-	if (!t->walk && !(t->walk = calloc(1, sizeof(*t->walk))))
+	if (!t->walk && (ruby_target_add_cache(t, ruby_walk_free) || !(t->walk = calloc(1, sizeof(*t->walk)))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
 	struct list_area a;
