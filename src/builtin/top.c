@@ -18,6 +18,7 @@
 #include "../lib/ticker.h"
 #include "../output/output.h"
 #include "../profile/sampler.h"
+#include "../ruby/vm.h"
 
 /*
  * The sliding window is kept as two profiles: the current half-window and

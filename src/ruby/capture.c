@@ -20,6 +20,8 @@
 #include "../lib/err.h"
 #include "bpf/capture_rec.h"
 #include "frames.h"
+#include "native.h"
+#include "vm.h"
 
 /* The program, compiled by clang and placed in the binary by capture_obj.S. */
 extern const unsigned char rbscope_capture_obj[], rbscope_capture_obj_end[];

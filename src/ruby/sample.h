@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "../proc/task.h"
+
 /* The numbers are profile.h's (PROFILE_FRAME_*): a sample's frames go into a profile as they are. */
 enum frame_kind {
 	FRAME_RUBY = 0,
@@ -48,6 +50,8 @@ struct ruby_thread_sample {
 #define WALK_MAX_THREADS 256
 #define WALK_MAX_FRAMES 4096      /* per thread; deeper stacks keep their innermost frames */
 #define WALK_MAX_TOTAL (1u << 16) /* frames in one sample */
+#define WALK_SYSCALL_UNKNOWN TASK_SYSCALL_UNREAD /* a thread sample's syscall when not read */
+#define NATIVE_MAX 128 /* native frames unwound per thread (WALK_NATIVE) */
 
 struct ruby_sample {
 	int nthreads;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../lib/buf.h"
+#include "../ruby/vm.h"
 #include "serve.h"
 
 /* A label value with \, " and newlines escaped, as the format wants. */

@@ -118,6 +118,19 @@ if start_ruby 3.1 "$top/tests/integration/ruby/forks.rb"; then
 	stop_ruby "$pid"
 	pkill -f 'forks.rb worker'
 fi
+# -s --raw: each busy worker is sampled on its own CPU too, its captures timed before the tick that drains them,
+# after the samples of the process ticked ahead of it: the file keeps them all and report reads them all back.
+for ver in 3.1 3.4; do
+	start_ruby $ver "$top/tests/integration/ruby/forks.rb" || { skipped "subprocesses: ruby $ver: cannot start it here"; continue; }
+	"$RBSCOPE" record -p "$pid" -s -r 500 -d 2 -f collapsed -o "$work/forks-raw.col" --raw "$work/forks.raw" 2>/dev/null
+	"$RBSCOPE" report -i "$work/forks.raw" -f collapsed -o "$work/forks-report.col" 2>"$work/forks-report.err"
+	rc=$?
+	stop_ruby "$pid"
+	pkill -f 'forks.rb worker'
+	a=$(awk '{ n += $NF } END { print n + 0 }' "$work/forks-raw.col") b=$(awk '{ n += $NF } END { print n + 0 }' "$work/forks-report.col")
+	check "subprocesses: ruby $ver: -s --raw: report reads back every sample (exit $rc; $b of $a$(head -c 100 "$work/forks-report.err"))" \
+		sh -c "test $rc = 0 && test $a -gt 500 && test $a = $b && ! test -s '$work/forks-report.err'"
+done
 
 # --blocking: every stack read while the threads stand still; the process runs on, and gets its signals.
 if start_ruby 3.1 "$workload"; then

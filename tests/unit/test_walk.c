@@ -9,6 +9,7 @@
 
 #include "ruby/layout.h"
 #include "ruby/target.h"
+#include "ruby/vm.h"
 #include "ruby/walk.h"
 
 #define BASE 0x10000000ULL

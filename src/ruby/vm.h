@@ -1,0 +1,54 @@
+/* vm.h: the VM's own words: the main thread and ractor, the thread list and the GVL's owner, each thread's state
+   and tid, the GC's state word and its counters (vm.c). */
+#ifndef RBSCOPE_VM_H
+#define RBSCOPE_VM_H
+
+#include <stdint.h>
+
+#include "sample.h"
+#include "slots.h"
+#include "target.h"
+
+/* The GC's own counters, as GC.stat gives them; each only where the layout knows where it is (have_*). */
+struct ruby_gc_counts {
+	int have_count, have_time, have_slots;
+	uint64_t count, major;          /* GC.count and GC.stat(:major_gc_count) */
+	uint64_t time_ns;               /* GC.stat(:time) in ns: what the VM measured collecting (Ruby 3.1+) */
+	uint64_t live_slots, free_slots; /* GC.stat(:heap_live_slots) and (:heap_free_slots) */
+};
+/* Read them from the target's rb_objspace: 0, or a negative code (ERR_UNSUPPORTED: none known for this Ruby). */
+int ruby_gc_counts(struct ruby_target *t, struct ruby_gc_counts *out);
+/*
+ * For sampling a thread on its own CPU (capture.c): where the GVL owner's
+ * word is, and the GC's state word (0: unknown). 0, or a negative code.
+ */
+int ruby_capture_addrs(struct ruby_target *t, uint64_t *owner, uint64_t *gc);
+/* The GC's frame for the state word gcw read from there: 1 with *f set while it collects, else 0. */
+int ruby_gc_frame(struct ruby_target *t, uint32_t gcw, struct ruby_frame *f);
+
+/* Where the thread list head and the GVL owner are: in the VM (2.7) or the main ractor (3.x). */
+struct list_area {
+	uint64_t base;
+	int64_t hoff, ooff, lo, hi;
+};
+
+/* Read the main thread and ractor once (they live as long as the VM): 0 or a negative code. */
+int vm_read_main(struct ruby_target *t);
+/* Where the thread list and the GVL owner are, into a: 0 or a negative code. */
+int vm_list_area(struct ruby_target *t, struct list_area *a);
+/* From a read of that area (buf): the list's head, its first thread and the GVL's owner. */
+void vm_list_parse(const struct list_area *a, const unsigned char *buf, uint64_t *head, uint64_t *first, uint64_t *owner);
+/* A thread's state (enum thread_state) from its rb_thread_t th at thaddr, given the GVL's owner. */
+int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner);
+/* Its kernel tid as the process sees it (0 if unknown), kept in slot w. */
+int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th);
+/* That tid as we see it (a process in another pid namespace). */
+int32_t vm_host_tid(struct ruby_target *t, int32_t tid);
+/* Where the GC's state word is, or 0. */
+uint64_t vm_gc_word_addr(const struct ruby_target *t);
+/* What the GC is doing by that word (enum gc_phase). */
+int vm_gc_phase(const struct ruby_layout *L, uint32_t w);
+/* The GC's frame for phase (not GC_NONE). */
+struct ruby_frame vm_gc_frame(struct ruby_target *t, int phase);
+
+#endif
