@@ -105,14 +105,29 @@ void thread_samples_free(struct thread_samples *ts)
 	memset(ts, 0, sizeof(*ts));
 }
 
+/* The time of thread t's k-th sample (k indexes its run in order). */
+static uint64_t time_of(const struct thread_samples *ts, uint64_t k)
+{
+	return ts->samples[ts->order[k]].t_ns;
+}
+
 uint64_t thread_samples_weight(const struct thread_samples *ts, uint32_t t, uint64_t k)
 {
-	if (k + 1 >= ts->start[t + 1])
+	/* Samples of one instant (a capture and a read of one tick) share the time to the next instant. */
+	uint64_t begin = ts->start[t], end = ts->start[t + 1], a = time_of(ts, k), s = k, e = k + 1;
+	while (s > begin && time_of(ts, s - 1) == a)
+		s--;
+	while (e < end && time_of(ts, e) == a)
+		e++;
+	if (e >= end)
 		return ts->period_ns;
-	uint64_t a = ts->samples[ts->order[k]].t_ns, b = ts->samples[ts->order[k + 1]].t_ns;
+	uint64_t b = time_of(ts, e), n = e - s;
 	if (b < a || b - a > GAP_PERIODS * ts->period_ns)
 		return ts->period_ns;
-	return b - a;
+	uint64_t w = (b - a) / n;
+	if (k == e - 1)
+		w = (b - a) - w * (n - 1); /* the rest: the run's weights add up to the time */
+	return w ? w : 1;
 }
 
 const char *thread_samples_name(const struct thread_samples *ts, const struct profile *p, uint32_t t,

@@ -35,6 +35,7 @@ void thread_samples_free(struct thread_samples *ts);
  * The time the sample at order[k] of thread t stands for: until that
  * thread's next sample, or one period for its last sample and across a gap
  * of more than a few periods (the thread was not running, or ticks were lost).
+ * Samples of one instant share the time to the next (at least 1 ns each).
  */
 uint64_t thread_samples_weight(const struct thread_samples *ts, uint32_t t, uint64_t k);
 

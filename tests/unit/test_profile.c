@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "output/thread_samples.h"
 #include "profile/profile.h"
 
 /* A stack of frames given as (name, kind) pairs, root first; its id. */
@@ -314,6 +315,29 @@ static void test_raw_cut_or_bad(void **state)
 	free(bytes);
 }
 
+/* Timeline weights: until the thread's next sample; samples of one instant share the time to the next, none 0. */
+static void test_sample_weights(void **state)
+{
+	(void)state;
+	struct profile p;
+	struct thread_samples ts;
+	uint32_t st[NSTACKS];
+	assert_int_equal(profile_init(&p), 0);
+	p.keep_samples = 1;
+	p.rate_hz = 100; /* a 10 ms period */
+	make_stacks(&p, st);
+	const uint64_t ms = 1000000, t[] = { 0, 10 * ms, 10 * ms, 10 * ms, 41 * ms, 500 * ms };
+	const uint64_t want[] = { 10 * ms, 10333333, 10333333, 10333334, 10 * ms, 10 * ms }; /* 41-10 = 31 ms over 3 */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(profile_add(&p, st[RUNS], t[i], 1), 0);
+	assert_int_equal(thread_samples_init(&ts, &p), 0);
+	assert_int_equal(ts.nthreads, 1);
+	for (uint64_t k = 0; k < 6; k++)
+		assert_int_equal(thread_samples_weight(&ts, 0, k), want[k]); /* (41 -> 500 ms: a gap, one period) */
+	thread_samples_free(&ts);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_samples_ordered),
 		cmocka_unit_test(test_raw_out_of_order),
 		cmocka_unit_test(test_raw_cut_or_bad),
+		cmocka_unit_test(test_sample_weights),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
