@@ -101,6 +101,18 @@ static void test_thread_states_counted(void **state)
 	profile_free(&p);
 }
 
+/* A profile holding the test's stacks (st), its --raw writer started on a temporary file, returned. */
+static FILE *raw_start(struct profile *p, struct raw_writer *w, uint32_t *st)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	assert_int_equal(profile_init(p), 0);
+	p->keep_samples = 1;
+	make_stacks(p, st);
+	assert_int_equal(raw_writer_start(w, f, p), 0);
+	return f;
+}
+
 /* Written as a --raw file and read back, whether the reader keeps the samples or only counts them. */
 static void test_thread_states_raw(void **state)
 {
@@ -109,12 +121,7 @@ static void test_thread_states_raw(void **state)
 		struct profile p, q;
 		struct raw_writer w;
 		uint32_t st[NSTACKS];
-		FILE *f = tmpfile();
-		assert_non_null(f);
-		assert_int_equal(profile_init(&p), 0);
-		p.keep_samples = 1;
-		make_stacks(&p, st);
-		assert_int_equal(raw_writer_start(&w, f, &p), 0);
+		FILE *f = raw_start(&p, &w, st);
 		record(&p, st);
 		assert_int_equal(raw_writer_finish(&w, &p, 0), 0);
 		rewind(f);
@@ -235,12 +242,7 @@ static FILE *raw_out_of_order(void)
 	struct profile p;
 	struct raw_writer w;
 	uint32_t st[NSTACKS];
-	FILE *f = tmpfile();
-	assert_non_null(f);
-	assert_int_equal(profile_init(&p), 0);
-	p.keep_samples = 1;
-	make_stacks(&p, st);
-	assert_int_equal(raw_writer_start(&w, f, &p), 0);
+	FILE *f = raw_start(&p, &w, st);
 	for (int flush = 0; flush < 3; flush++) {
 		for (uint64_t i = 0; i < 100; i++)
 			assert_int_equal(profile_add(&p, st[RUNS], (flush == 1 ? 0 : flush) * 100000 + i * 1000 + 7, 1), 0);

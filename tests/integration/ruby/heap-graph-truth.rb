@@ -5,6 +5,7 @@
 # "object" line per reachable object and one "class" and "location" line per group (retained sizes).
 # Usage: ruby heap-graph-truth.rb DUMP PLANTED_ADDRESS HOLDER_ADDRESS
 require "json"
+require_relative "class-names"
 dump, planted, holder = ARGV
 objs = {}
 roots = []
@@ -102,26 +103,8 @@ end
 live.each { |o| out << "object\t#{o["address"]}\t#{size[o["address"]]}\t#{count[o["address"]]}" }
 
 # Groups: a member counts whole when no other member of its group dominates it.
-# Classes named as Ruby names them (as heap-truth.rb does): a singleton class after the named class or module it
-# belongs to, "#<Class:Foo>", else after its real class and address; an anonymous class as Ruby inspects it.
-names, singletons, attached = {}, {}, {}
-objs.each_value do |r|
-  next unless %w[CLASS MODULE].include?(r["type"])
-  if r["name"]
-    names[r["address"]] = r["name"]
-    attached[r["class"]] = r["name"] if r["class"]
-  elsif r["real_class_name"]
-    singletons[r["address"]] = r["real_class_name"]
-  end
-end
-class_name = lambda do |addr|
-  next names[addr] if names[addr]
-  next "#<Class:#{attached[addr]}>" if singletons[addr] && attached[addr]
-  next "#<Class:#<#{singletons[addr]}>> (singleton class #{addr})" if singletons[addr]
-  format("#<Class:0x%016x>", addr.to_i(16))
-end
-class_of = ->(o) { o["class"] && o["class"].to_i(16) >= 0x1000 ? o["class"] : nil } # IMEMOs: nil's 0x8
-{ "class" => class_of, "location" => ->(o) { o["file"] && "#{o["file"]}:#{o["line"]}" } }.each do |by, key|
+class_name = class_namer(objs.values)
+{ "class" => ->(o) { class_of(o) }, "location" => ->(o) { o["file"] && "#{o["file"]}:#{o["line"]}" } }.each do |by, key|
   groups = Hash.new { |h, k| h[k] = [0, 0, 0, 0] }
   live.each do |o|
     k = key.(o)
