@@ -32,3 +32,12 @@ for cmd in $commands; do
 	check "docs: rbscope-$cmd.1 documents exactly the options of '$cmd --help' (help: ${have//$'\n'/ }; page: ${documented//$'\n'/ })" \
 		test "$have" = "$documented"
 done
+# What help says of an output name's ending is what record does: a name that says no format is refused (exit 2),
+# the error and the help listing the same endings.
+"$RBSCOPE" help formats >"$work/help-formats.txt" 2>&1
+"$RBSCOPE" record -o "$work/profile.unknown" -- true 2>"$work/ending.err"
+rc=$?
+endings=$(sed -n 's/^Without -f, the ending of -o picks the format: \(.*\)\.$/\1/p' "$work/help-formats.txt")
+check "docs: help formats and record agree on an unknown ending: refused, exit 2 (exit $rc; $(head -c 120 "$work/ending.err"))" \
+	sh -c "test $rc = 2 && grep -q '^Any other name is refused (exit 2)' '$work/help-formats.txt' && test -n '$endings' &&
+		grep -qF '$endings' '$work/ending.err' && ! test -e '$work/profile.unknown'"
