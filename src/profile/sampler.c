@@ -41,6 +41,7 @@ void sampler_free(struct sampler *s)
 	map_free(&s->state_frames);
 	map_free(&s->cpu_index);
 	free(s->cpu_clocks);
+	free(s->pend);
 	if (s->capture && s->target && s->target->native_source == ruby_capture_source(s->capture))
 		s->target->native_source = NULL;
 	ruby_capture_close(s->capture);
@@ -148,69 +149,83 @@ static struct sampler_cpu_clock *cpu_clock(struct sampler *s, int32_t tid, uint6
 	return &v[s->ncpu_clocks++];
 }
 
+static int add_spread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t prev, uint64_t t_ns, uint64_t n);
+
+/* How many samples th gets at this tick in wall mode (one) or gvl mode (one if it waits for the GVL). */
+static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sample *th)
+{
+	return s->mode == SAMPLER_GVL ? th->state == THREAD_GVL_WAIT : 1;
+}
+
 /*
- * How many samples th gets at this tick, by the sampler's mode: in wall mode
- * one; in gvl mode one if it waits for the GVL; in cpu mode one for each
- * period of CPU time it ran since the tick before, less those its own CPU's
- * clock took (captured), by the kernel's account: not whether it is
- * runnable now, which a thread waiting for a CPU is too. A thread waiting
- * for the GVL ran in the call it is in (a C call that let the GVL go); one
- * in a method that waits (sleep, a queue) ran before it: its time waits for
- * a tick that finds it out of the wait (at most CPU_CARRY_NS of it).
+ * cpu mode: th's samples at this tick are one for each period of CPU time it
+ * ran since the tick before, by the kernel's account: not whether it is
+ * runnable now, which a thread waiting for a CPU is too. Its own CPU's
+ * clock's captures of that time (held in pend since the drain) give the
+ * stacks as far as they go, evenly chosen if there are more than the
+ * kernel's count; the rest goes to the stack read now. A thread waiting for
+ * the GVL ran in the call it is in (a C call that let the GVL go); one in a
+ * method that waits (sleep, a queue) ran before it: that time waits for a
+ * tick that finds it out of the wait (at most CPU_CARRY_NS of it).
  */
 #define CPU_CARRY_NS INT64_C(1000000000)
-static uint64_t samples_due(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period)
+static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period, uint64_t prev,
+		     uint64_t t_ns)
 {
-	switch (s->mode) {
-	case SAMPLER_GVL: return th->state == THREAD_GVL_WAIT;
-	case SAMPLER_CPU: {
-		struct sampler_cpu_clock *c;
-		if (!th->has_cpu || !(c = cpu_clock(s, th->tid, th->cpu_ns, period)))
-			return 0;
+	struct sampler_cpu_clock *c = th->has_cpu ? cpu_clock(s, th->tid, th->cpu_ns, period) : NULL;
+	uint64_t k = 0, n = 0;
+	for (size_t i = 0; i < s->npend; i++)
+		k += s->pend[i].tid == th->tid;
+	if (c) {
 		if (th->cpu_ns > c->cpu_ns)
 			c->credit_ns += (int64_t)(th->cpu_ns - c->cpu_ns);
 		c->cpu_ns = th->cpu_ns;
-		if (in_wait(th) && c->credit_ns > CPU_CARRY_NS) {
+		n = c->credit_ns >= (int64_t)period ? (uint64_t)c->credit_ns / period : 0;
+	} else {
+		n = k; /* no CPU time to go by (a thread without a tid): its captures as taken */
+	}
+	uint64_t keep = k < n ? k : n, seen = 0, kept = 0;
+	int err = 0;
+	for (size_t i = 0; i < s->npend && kept < keep && !err; i++) {
+		if (s->pend[i].tid != th->tid)
+			continue;
+		/* the captures kept: evenly over those taken (j-th kept: the one at floor(j * k / keep)) */
+		if (seen++ == kept * k / keep) {
+			err = profile_add(s->profile, s->pend[i].stack, s->pend[i].t_ns, th->tid);
+			s->samples += !err;
+			kept++;
+		}
+	}
+	uint64_t rest = n - keep;
+	if (c)
+		c->credit_ns -= (int64_t)(keep * period);
+	if (err || !c || !rest)
+		return err;
+	if (in_wait(th)) {
+		if (c->credit_ns > CPU_CARRY_NS) {
 			s->cpu_unplaced += (uint64_t)(c->credit_ns - CPU_CARRY_NS) / period;
 			c->credit_ns = CPU_CARRY_NS;
 		}
-		if (c->credit_ns < (int64_t)period || in_wait(th))
-			return 0;
-		uint64_t n = (uint64_t)c->credit_ns / period;
-		c->credit_ns -= (int64_t)(n * period);
-		return n;
-	}
-	}
-	return 1;
-}
-
-/*
- * A sample th's own CPU's clock took: in cpu mode one period of its CPU time,
- * not to be counted again; but one in a method that waits (its C code on the
- * way into the wait) is left to its CPU clock, as a read from outside would.
- */
-static int captured_counted(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period)
-{
-	if (s->mode == SAMPLER_GVL)
-		return th->state == THREAD_GVL_WAIT;
-	if (s->mode == SAMPLER_CPU && in_wait(th))
 		return 0;
-	if (s->mode == SAMPLER_CPU && th->tid) {
-		uint64_t *i = map_get(&s->cpu_index, (uint32_t)th->tid);
-		/* (a thread not yet seen from outside starts its clock at the next tick) */
-		if (i && s->cpu_clocks[*i - 1].credit_ns > -(int64_t)(UINT64_C(1000000000) / 2))
-			s->cpu_clocks[*i - 1].credit_ns -= (int64_t)period;
 	}
-	return 1;
+	c->credit_ns -= (int64_t)(rest * period);
+	/* Its CPU time went to the call it is in: Ruby code (it waits for the GVL back), or C code that let the GVL
+	   go (it may be blocked in a system call by now). */
+	struct ruby_thread_sample ran = *th;
+	ran.state = th->state == THREAD_GVL_WAIT ? THREAD_RUNNING : th->state;
+	ran.syscall = th->state == THREAD_BLOCKED ? TASK_ON_CPU : th->syscall;
+	s->salvaged += (uint64_t)th->salvaged;
+	s->unchanged += (uint64_t)th->unchanged;
+	return add_spread(s, &ran, prev, t_ns, rest);
 }
 
-/* Add th's stack to the profile as a sample at t_ns. */
-static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t t_ns)
+/* th's stack interned in the profile (its thread named there): its id, -1 for a thread with no frames, or a negative code. */
+static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *th)
 {
 	int err;
 	if (!th->nframes) {
 		s->empty++;
-		return 0;
+		return -1;
 	}
 	uint32_t n = 0;
 	if (s->process_frame >= 0)
@@ -241,12 +256,18 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 			return err;
 	}
 	int64_t st = profile_stack(s->profile, s->stack_buf, n);
-	if (st < 0)
-		return (int)st;
-	if ((err = profile_add(s->profile, (uint32_t)st, t_ns, th->tid)))
-		return err;
-	s->samples++;
-	return 0;
+	return st < 0 ? (st == -1 ? -ENOMEM : st) : st;
+}
+
+/* Add th's stack to the profile as a sample at t_ns. */
+static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t t_ns)
+{
+	int64_t st = thread_stack(s, th);
+	if (st == -1)
+		return 0;
+	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, th->tid);
+	s->samples += !err;
+	return err;
 }
 
 /*
@@ -282,7 +303,6 @@ int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 struct drain {
 	struct sampler *s;
 	uint64_t base, now; /* CLOCK_MONOTONIC at the recording's start, and the tick's time in it */
-	uint64_t period;    /* a sample's CPU time (--mode cpu) */
 };
 
 static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t t_mono)
@@ -295,8 +315,24 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		t = d->now;
 	d->s->last_t = t;
 	d->s->captured++;
-	if (!captured_counted(d->s, th, d->period))
+	if (d->s->mode == SAMPLER_GVL && th->state != THREAD_GVL_WAIT)
 		return 0;
+	if (d->s->mode == SAMPLER_CPU) {
+		/* Held until the thread's CPU time is read at this tick (place_cpu); one in a method that waits
+		   (its C code on the way into the wait) is left to the thread's CPU clock, as an outside read is. */
+		if (in_wait(th))
+			return 0;
+		int64_t st = thread_stack(d->s, th);
+		if (st < 0)
+			return st == -1 ? 0 : (int)st;
+		struct sampler_pending *v = vec_grow(d->s->pend, d->s->npend, &d->s->pend_cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->s->pend = v;
+		v[d->s->npend++] = (struct sampler_pending){ t, th->tid, (uint32_t)st };
+		d->s->salvaged += (uint64_t)th->salvaged;
+		return 0;
+	}
 	d->s->salvaged += (uint64_t)th->salvaged;
 	return add_thread(d->s, th, t);
 }
@@ -310,7 +346,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	s->last_tick_t = t_ns;
 	if (s->capture) {
 		/* What the GVL holder did since the last tick, taken on its own CPU: first, as it came first. */
-		struct drain d = { s, clock_now_ns() - t_ns, t_ns, period };
+		struct drain d = { s, clock_now_ns() - t_ns, t_ns };
 		int err = ruby_capture_drain(s->capture, add_captured, &d);
 		if (err)
 			return err;
@@ -336,41 +372,34 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
+		if (s->mode == SAMPLER_CPU) {
+			if ((err = place_cpu(s, th, period, prev_tick, t_ns)))
+				return err;
+			continue;
+		}
 		/* The GVL holder's time is the captures' (each period of its CPU time); the others' stacks
 		   stand still, and are read from outside at each tick. */
 		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th)) {
 			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
 			   holding the GVL): in a wall profile, that time goes to its stack as read here. */
 			int owed = s->mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->ticks, clock_now_ns()) : 0;
-			/* (in cpu mode its clock is kept: its captures took its samples, any more were lost) */
-			if (s->mode == SAMPLER_CPU)
-				(void)samples_due(s, th, period);
-			s->owed += (uint64_t)owed; /* (time-based: ticks missed included) */
-			s->salvaged += (uint64_t)th->salvaged * (uint64_t)(owed > 0 ? owed : 0);
-			if (owed > 0 && (err = add_spread(s, th, prev_tick, t_ns, (uint64_t)owed)))
+			uint64_t more = owed > 0 ? (uint64_t)owed : 0;
+			s->owed += more; /* (time-based: ticks missed included) */
+			s->salvaged += (uint64_t)th->salvaged * more;
+			if (more && (err = add_spread(s, th, prev_tick, t_ns, more)))
 				return err;
 			continue;
 		}
-		uint64_t due = samples_due(s, th, period);
-		if (s->mode != SAMPLER_CPU)
-			due *= 1 + s->ticks_missed;
+		uint64_t due = samples_due(s, th) * (1 + s->ticks_missed);
 		if (!due)
 			continue;
 		/* (what the reads of threads it adds were like: the others' were thrown away) */
 		s->salvaged += (uint64_t)th->salvaged;
 		s->unchanged += (uint64_t)th->unchanged;
-		struct ruby_thread_sample ran;
-		if (s->mode == SAMPLER_CPU) {
-			/* Its CPU time went to the call it is in: Ruby code (it waits for the GVL back), or C code that
-			   let the GVL go (it may be blocked in a system call by now). */
-			ran = *th;
-			ran.state = th->state == THREAD_GVL_WAIT ? THREAD_RUNNING : th->state;
-			ran.syscall = th->state == THREAD_BLOCKED ? TASK_ON_CPU : th->syscall;
-			th = &ran;
-		}
 		if ((err = add_spread(s, th, prev_tick, t_ns, due)))
 			return err;
 	}
+	s->npend = 0; /* (captures of threads gone by the read: their time is not the kernel's to count now) */
 	if (t_ns > s->last_t)
 		s->last_t = t_ns;
 	s->ticks_missed = 0;

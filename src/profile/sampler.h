@@ -51,11 +51,17 @@ struct sampler {
 	struct map cpu_index;  /* tid -> index in cpu_clocks + 1 */
 	struct sampler_cpu_clock {
 		uint64_t cpu_ns;   /* its CPU time at the tick before */
-		int64_t credit_ns; /* run and not yet sampled (negative: sampled on its own CPU ahead of this) */
+		int64_t credit_ns; /* run and not yet sampled */
 	} *cpu_clocks;
 	size_t ncpu_clocks, cpu_clocks_cap;
 	uint64_t last_tick_t;
 	uint64_t cpu_unplaced; /* --mode cpu: samples of CPU time a thread ran before it went into a long wait */
+	struct sampler_pending { /* --mode cpu: the tick's captures, until their threads' CPU time is read */
+		uint64_t t_ns;
+		int32_t tid;
+		uint32_t stack; /* profile stack id */
+	} *pend;
+	size_t npend, pend_cap;
 };
 
 int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p);
