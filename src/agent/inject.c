@@ -475,8 +475,10 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 			    (int)pid, v);
 	struct ruby_target t;
 	int err = ruby_target_attach(&t, pid, NULL);
-	if (err)
+	if (err) {
+		ruby_target_detach(&t); /* (what the attach had made: its mappings, its strings) */
 		return fail(msg, cap, err, "%s", err_message(err));
+	}
 	uint64_t earlier = earlier_mapping(&t);
 	if (earlier) {
 		ruby_target_detach(&t);
