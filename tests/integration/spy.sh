@@ -130,6 +130,14 @@ for ver in 3.1 3.4; do
 	a=$(awk '{ n += $NF } END { print n + 0 }' "$work/forks-raw.col") b=$(awk '{ n += $NF } END { print n + 0 }' "$work/forks-report.col")
 	check "subprocesses: ruby $ver: -s --raw: report reads back every sample (exit $rc; $b of $a$(head -c 100 "$work/forks-report.err"))" \
 		sh -c "test $rc = 0 && test $a -gt 500 && test $a = $b && ! test -s '$work/forks-report.err'"
+	# Go's viewer, no flags: this Ruby's names as they are ('<main>', 'block in Worker#work'), none cut at () or <>.
+	if command -v go >/dev/null; then
+		"$RBSCOPE" report -i "$work/forks.raw" -f pprof -o "$work/forks.pb.gz" 2>/dev/null
+		PPROF_TMPDIR=$work HOME=$work go tool pprof -top "$work/forks.pb.gz" >"$work/forks-top.txt" 2>/dev/null
+		check "subprocesses: ruby $ver: go tool pprof -top names '<main>' and 'block in Worker#work', nothing '<unknown>'" \
+			sh -c "grep -q ' <main>\$' '$work/forks-top.txt' && grep -q ' block in Worker#work\$' '$work/forks-top.txt' &&
+				! grep -q '<unknown>\|block  in' '$work/forks-top.txt'"
+	fi
 done
 
 # --blocking: every stack read while the threads stand still; the process runs on, and gets its signals.
