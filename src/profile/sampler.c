@@ -202,10 +202,8 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	if (err || !c || !rest)
 		return err;
 	if (in_wait(th)) {
-		if (c->credit_ns > CPU_CARRY_NS) {
-			s->cpu_unplaced += (uint64_t)(c->credit_ns - CPU_CARRY_NS) / period;
+		if (c->credit_ns > CPU_CARRY_NS)
 			c->credit_ns = CPU_CARRY_NS;
-		}
 		return 0;
 	}
 	c->credit_ns -= (int64_t)(rest * period);

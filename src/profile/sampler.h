@@ -55,7 +55,6 @@ struct sampler {
 	} *cpu_clocks;
 	size_t ncpu_clocks, cpu_clocks_cap;
 	uint64_t last_tick_t;
-	uint64_t cpu_unplaced; /* --mode cpu: samples of CPU time a thread ran before it went into a long wait */
 	struct sampler_pending { /* --mode cpu: the tick's captures, until their threads' CPU time is read */
 		uint64_t t_ns;
 		int32_t tid;
