@@ -87,6 +87,21 @@ static int heap_write_failed(int err)
 	return EXIT_OUTPUT;
 }
 
+/* On stderr, when path had lines that are not records: how many, and the first ones' numbers; and a cut. */
+static void heap_report_bad(const char *path, const struct heap_stats *st)
+{
+	if (st->cut)
+		fprintf(stderr, "rbscope: %s: the compressed data is corrupt or cut short after %llu bytes of dump; "
+				"what came before was read\n", path, (unsigned long long)st->bytes);
+	if (!st->bad)
+		return;
+	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
+		(unsigned long long)st->bad, (unsigned long long)st->lines);
+	for (int i = 0; i < 3 && st->first_bad_line[i]; i++)
+		fprintf(stderr, "%s %llu", i ? "," : "", (unsigned long long)st->first_bad_line[i]);
+	fprintf(stderr, "); they were skipped\n");
+}
+
 /*
  * The end of a command that read one dump: a write error is said as one (the
  * analyses write only to stdout, so its error flag tells it from a read's);

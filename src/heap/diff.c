@@ -47,21 +47,17 @@ struct diff {
 	struct map after;  /* identity -> index in v + 1 */
 	struct fresh *v;   /* AFTER's objects not in BEFORE, in the order of the dump */
 	size_t n;
-	/* class address -> name id + 1, from the last dump that says: a class's name, a named class's own class
-	   (its singleton, if it is one) -> that name, a singleton class -> its real class's name (heap_class_label) */
-	struct map classes, attached, singletons;
+	struct heap_class_names names; /* in strs, from the last dump that says */
 	struct strtab strs; /* locations and class names */
 	uint64_t traced, untraced, moved; /* AFTER's objects not in BEFORE: with allocation info, without, moved */
 	uint64_t traced_before;           /* BEFORE's objects with allocation info */
 	uint64_t agent;                   /* AFTER's new objects allocated by rbscope's agent, left out */
 };
 
-enum class_fact { CLASS_NAMED, CLASS_ATTACHED, CLASS_SINGLETON };
-
 struct class_name {
 	uint64_t addr;
 	uint32_t name; /* id in its part's strings */
-	uint32_t fact; /* enum class_fact: what name says of addr */
+	uint32_t fact; /* enum heap_class_fact: what name says of addr */
 };
 
 /* What one part of one dump gave; parts are read on several threads, each into its own. */
@@ -103,15 +99,10 @@ static int on_rec(const struct heap_rec *r, void *arg)
 	struct diff_part *p = arg;
 	if (!r->address || span_eq(r->type, "ROOT"))
 		return 0;
-	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && (r->name.n || r->real_class_name.n)) {
-		struct class_name c[2] = { { r->address, 0, CLASS_NAMED }, { HEAP_CLASS_ADDR(r), 0, CLASS_ATTACHED } };
-		if (r->name.n) {
-			c[0].name = c[1].name = part_intern(p, r->name.p, r->name.n);
-		} else {
-			c[0].name = part_intern(p, r->real_class_name.p, r->real_class_name.n);
-			c[0].fact = CLASS_SINGLETON;
-		}
-		if (buf_add(&p->classes, c, (r->name.n && c[1].addr ? 2 : 1) * sizeof(*c)))
+	struct heap_class_note notes[2];
+	for (int i = 0, n = heap_class_notes(r, notes); i < n; i++) {
+		struct class_name c = { notes[i].addr, part_intern(p, notes[i].name.p, notes[i].name.n), (uint32_t)notes[i].fact };
+		if (buf_add(&p->classes, &c, sizeof(c)))
 			p->err = -ENOMEM;
 	}
 	uint64_t id = identity(r);
@@ -225,21 +216,12 @@ static int collect_classes(struct heap_parts *ps, struct diff_part *parts, struc
 			for (size_t k = 0; k < p->classes.len / sizeof(*c); k++) {
 				const char *name = strtab_get(&p->strs, c[k].name);
 				int64_t id = strtab_intern(&d->strs, name, strlen(name));
-				struct map *m = c[k].fact == CLASS_NAMED ? &d->classes : c[k].fact == CLASS_ATTACHED ? &d->attached
-													: &d->singletons;
-				if (id < 0 || map_put(m, c[k].addr, (uint64_t)id + 1))
+				if (id < 0 || heap_class_names_put(&d->names, (int)c[k].fact, c[k].addr, (uint32_t)id))
 					return -ENOMEM;
 			}
 		}
 	}
 	return 0;
-}
-
-/* The string key has in map m, or NULL. */
-static const char *name_in(const struct diff *d, const struct map *m, uint64_t key)
-{
-	const uint64_t *hit = map_get(m, key);
-	return hit ? strtab_get(&d->strs, (uint32_t)(*hit - 1)) : NULL;
 }
 
 struct row {
@@ -314,8 +296,7 @@ static int report(const struct diff *d, const char *const *paths, int npaths, in
 	for (size_t i = 0; i < nrows && (top <= 0 || i < (size_t)top); i++) {
 		char cls[1200] = "(no class)";
 		if (rows[i].klass)
-			heap_class_label(cls, sizeof(cls), rows[i].klass, name_in(d, &d->classes, rows[i].klass),
-					 name_in(d, &d->attached, rows[i].klass), name_in(d, &d->singletons, rows[i].klass));
+			heap_class_names_label(&d->names, &d->strs, rows[i].klass, cls, sizeof(cls));
 		fprintf(out, "%10llu %14llu  %-50s %s\n", (unsigned long long)rows[i].count,
 			(unsigned long long)rows[i].memsize,
 			rows[i].loc ? strtab_get(&d->strs, rows[i].loc) : "(no allocation info)", cls);
@@ -352,9 +333,7 @@ int heap_diff_parts(const char *const *paths, int npaths, int top, FILE *out, st
 	struct diff_part *parts = NULL;
 	map_init(&d.before);
 	map_init(&d.after);
-	map_init(&d.classes);
-	map_init(&d.attached);
-	map_init(&d.singletons);
+	heap_class_names_init(&d.names);
 	strtab_init(&d.strs);
 	memset(st, 0, (size_t)npaths * sizeof(*st));
 	*failed = -1;
@@ -395,9 +374,7 @@ int heap_diff_parts(const char *const *paths, int npaths, int top, FILE *out, st
 	free(d.v);
 	map_free(&d.before);
 	map_free(&d.after);
-	map_free(&d.classes);
-	map_free(&d.attached);
-	map_free(&d.singletons);
+	heap_class_names_free(&d.names);
 	strtab_free(&d.strs);
 	return err;
 }

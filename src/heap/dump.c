@@ -62,18 +62,47 @@ void heap_class_label(char *out, size_t cap, uint64_t addr, const char *name, co
 		snprintf(out, cap, "#<Class:0x%016llx>", (unsigned long long)addr);
 }
 
-void heap_report_bad(const char *path, const struct heap_stats *st)
+int heap_class_notes(const struct heap_rec *r, struct heap_class_note out[2])
 {
-	if (st->cut)
-		fprintf(stderr, "rbscope: %s: the compressed data is corrupt or cut short after %llu bytes of dump; "
-				"what came before was read\n", path, (unsigned long long)st->bytes);
-	if (!st->bad)
-		return;
-	fprintf(stderr, "rbscope: %s: %llu of %llu lines are not heap records (first at line", path,
-		(unsigned long long)st->bad, (unsigned long long)st->lines);
-	for (int i = 0; i < 3 && st->first_bad_line[i]; i++)
-		fprintf(stderr, "%s %llu", i ? "," : "", (unsigned long long)st->first_bad_line[i]);
-	fprintf(stderr, "); they were skipped\n");
+	if (!r->address || !(span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")))
+		return 0;
+	if (r->name.n) {
+		out[0] = (struct heap_class_note){ r->address, HEAP_CLASS_NAMED, r->name };
+		out[1] = (struct heap_class_note){ HEAP_CLASS_ADDR(r), HEAP_CLASS_ATTACHED, r->name };
+		return out[1].addr ? 2 : 1;
+	}
+	if (!r->real_class_name.n)
+		return 0;
+	out[0] = (struct heap_class_note){ r->address, HEAP_CLASS_SINGLETON, r->real_class_name };
+	return 1;
+}
+
+void heap_class_names_init(struct heap_class_names *n)
+{
+	for (int k = 0; k < HEAP_CLASS_FACTS; k++)
+		map_init(&n->by[k]);
+}
+
+void heap_class_names_free(struct heap_class_names *n)
+{
+	for (int k = 0; k < HEAP_CLASS_FACTS; k++)
+		map_free(&n->by[k]);
+}
+
+int heap_class_names_put(struct heap_class_names *n, int fact, uint64_t addr, uint32_t id)
+{
+	return map_put(&n->by[fact], addr, (uint64_t)id + 1);
+}
+
+void heap_class_names_label(const struct heap_class_names *n, const struct strtab *strs, uint64_t addr, char *out,
+			    size_t cap)
+{
+	const char *name[HEAP_CLASS_FACTS];
+	for (int k = 0; k < HEAP_CLASS_FACTS; k++) {
+		const uint64_t *hit = map_get(&n->by[k], addr);
+		name[k] = hit ? strtab_get(strs, (uint32_t)(*hit - 1)) : NULL;
+	}
+	heap_class_label(out, cap, addr, name[HEAP_CLASS_NAMED], name[HEAP_CLASS_ATTACHED], name[HEAP_CLASS_SINGLETON]);
 }
 
 /*

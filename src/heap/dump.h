@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../lib/map.h"
+#include "../lib/strtab.h"
+
 /* A slice of the dump's text (not NUL-terminated, still JSON-escaped for strings). */
 struct span {
 	const char *p;
@@ -76,10 +79,32 @@ int heap_location(const struct heap_rec *r, char *buf, size_t cap);
  * dump did not say.
  */
 void heap_class_label(char *out, size_t cap, uint64_t addr, const char *name, const char *attached, const char *singleton_real);
+/*
+ * What a dump says that names classes (a dump names no singleton class, nor
+ * says whose it is): a class's or module's name (NAMED), that name for its
+ * own class (ATTACHED: "#<Class:Name>" if that is a singleton class), a
+ * singleton class's real class's name (SINGLETON: "Class", "Object").
+ */
+enum heap_class_fact { HEAP_CLASS_NAMED, HEAP_CLASS_ATTACHED, HEAP_CLASS_SINGLETON, HEAP_CLASS_FACTS };
+struct heap_class_note {
+	uint64_t addr;
+	int fact;         /* enum heap_class_fact */
+	struct span name;
+};
+/* The notes a record gives (a CLASS or MODULE record: one or two, else none): their number. */
+int heap_class_notes(const struct heap_rec *r, struct heap_class_note out[2]);
+/* Class names by address and fact, each a string id + 1 in a strtab of the user's; the last put of one stands. */
+struct heap_class_names {
+	struct map by[HEAP_CLASS_FACTS];
+};
+void heap_class_names_init(struct heap_class_names *n);
+void heap_class_names_free(struct heap_class_names *n);
+int heap_class_names_put(struct heap_class_names *n, int fact, uint64_t addr, uint32_t id);
+/* heap_class_label of the class at addr from what n knows, its strings in strs. */
+void heap_class_names_label(const struct heap_class_names *n, const struct strtab *strs, uint64_t addr, char *out,
+			    size_t cap);
 /* A record's class address, 0 for none: IMEMOs give nil's (0x8), not a heap address. */
 #define HEAP_CLASS_ADDR(r) ((r)->class_addr >= 0x1000 ? (r)->class_addr : 0)
-/* On stderr, when path had lines that are not records: how many, and the first ones' numbers; and a cut. */
-void heap_report_bad(const char *path, const struct heap_stats *st);
 
 /*
  * Parse one line (without its newline); 0 if it is a record. Exposed for the

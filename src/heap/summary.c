@@ -24,11 +24,7 @@ struct summary {
 	struct map index;   /* key -> group index + 1 */
 	struct group *g;
 	size_t n, cap;
-	struct map classes; /* class address -> name string id + 1 */
-	/* Singleton classes: a dump names none, nor says whose it is. A named class or module's own class,
-	   when that is a singleton class, is "#<Class:Name>", as Ruby names it. */
-	struct map singletons; /* singleton class address -> its real class's name ("Class", "Object") id + 1 */
-	struct map attached;   /* a named class or module's class address -> its name id + 1 */
+	struct heap_class_names names; /* in strs */
 	uint64_t count, memsize;
 	int err;
 };
@@ -91,15 +87,9 @@ static int on_record(const struct heap_rec *r, void *arg)
 	char buf[1200];
 	if (span_eq(r->type, "ROOT"))
 		return 0;
-	if ((span_eq(r->type, "CLASS") || span_eq(r->type, "MODULE")) && r->address) {
-		if (r->name.n) {
-			map_put(&s->classes, r->address, (uint64_t)intern(s, r->name.p, r->name.n) + 1);
-			if (HEAP_CLASS_ADDR(r))
-				map_put(&s->attached, r->class_addr, (uint64_t)intern(s, r->name.p, r->name.n) + 1);
-		} else if (r->real_class_name.n) {
-			map_put(&s->singletons, r->address, (uint64_t)intern(s, r->real_class_name.p, r->real_class_name.n) + 1);
-		}
-	}
+	struct heap_class_note notes[2];
+	for (int i = heap_class_notes(r, notes); i-- > 0;)
+		heap_class_names_put(&s->names, notes[i].fact, notes[i].addr, intern(s, notes[i].name.p, notes[i].name.n));
 	uint64_t key = 0;
 	int n;
 	switch (s->by) {
@@ -137,12 +127,6 @@ static int by_memsize(const void *a, const void *b)
 }
 
 /* The string key has in map m, or NULL. */
-static const char *name_in(const struct summary *s, const struct map *m, uint64_t key)
-{
-	const uint64_t *hit = map_get(m, key);
-	return hit ? strtab_get(&s->strs, (uint32_t)(*hit - 1)) : NULL;
-}
-
 static void label(struct summary *s, const struct group *g, char *out, size_t cap)
 {
 	switch (s->by) {
@@ -151,8 +135,7 @@ static void label(struct summary *s, const struct group *g, char *out, size_t ca
 		if (!g->key)
 			snprintf(out, cap, "(no class: internal objects)");
 		else
-			heap_class_label(out, cap, g->key, name_in(s, &s->classes, g->key), name_in(s, &s->attached, g->key),
-					 name_in(s, &s->singletons, g->key));
+			heap_class_names_label(&s->names, &s->strs, g->key, out, cap);
 		break;
 	case HEAP_BY_GENERATION:
 		if (g->key)
@@ -172,18 +155,14 @@ static void summary_init(struct summary *s, enum heap_by by)
 	*s = (struct summary){ .by = by };
 	strtab_init(&s->strs);
 	map_init(&s->index);
-	map_init(&s->classes);
-	map_init(&s->singletons);
-	map_init(&s->attached);
+	heap_class_names_init(&s->names);
 }
 
 static void summary_free(struct summary *s)
 {
 	free(s->g);
 	map_free(&s->index);
-	map_free(&s->classes);
-	map_free(&s->singletons);
-	map_free(&s->attached);
+	heap_class_names_free(&s->names);
 	strtab_free(&s->strs);
 }
 
@@ -211,11 +190,9 @@ static int merge(struct summary *s, const struct summary *part)
 			return -ENOMEM;
 	}
 	uint64_t key, val;
-	struct map *const into[3] = { &s->classes, &s->singletons, &s->attached };
-	const struct map *const from[3] = { &part->classes, &part->singletons, &part->attached };
-	for (int m = 0; m < 3; m++)
-		for (size_t i = 0; !s->err && map_next(from[m], &i, &key, &val);)
-			if (map_put(into[m], key, reintern(s, part, val - 1) + 1))
+	for (int k = 0; k < HEAP_CLASS_FACTS; k++)
+		for (size_t i = 0; !s->err && map_next(&part->names.by[k], &i, &key, &val);)
+			if (heap_class_names_put(&s->names, k, key, reintern(s, part, val - 1)))
 				return -ENOMEM;
 	s->count += part->count;
 	s->memsize += part->memsize;
