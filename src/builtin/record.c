@@ -11,10 +11,8 @@
 #include "../builtin.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
-#include "../lib/ticker.h"
 #include "../output/output.h"
-#include "../profile/procset.h"
-#include "../profile/sampler.h"
+#include "../profile/sampling.h"
 #include "../proc/task.h"
 
 struct record_opts {
@@ -119,14 +117,14 @@ static int spawn_and_attach(struct record_opts *o, struct ruby_target *t)
 	return builtin_report_attach(err, pid, "cannot attach to '%s' (pid %d)", o->command[0], (int)pid);
 }
 
-static void status_line(const struct procset *ps, uint64_t elapsed, int final)
+static void status_line(const struct sampling *sm, uint64_t elapsed, int final)
 {
-	struct sampler s;
-	procset_totals(ps, &s);
+	struct sampler_stats s;
+	sampling_stats(sm, &s);
 	double secs = (double)elapsed / 1e9, rate = secs > 0 ? (double)s.samples / secs : 0;
 	char procs[48] = "";
-	if (ps->follow)
-		snprintf(procs, sizeof(procs), ", %d process%s", ps->live, ps->live == 1 ? "" : "es");
+	if (sm->procs.cfg.scope == PROCS_DESCENDANTS)
+		snprintf(procs, sizeof(procs), ", %d process%s", sm->procs.live, sm->procs.live == 1 ? "" : "es");
 	fprintf(stderr, "%srbscope: %llu samples in %.1fs (%.1f/s)%s, %llu torn, %llu errors%s", final ? "" : "\r",
 		(unsigned long long)s.samples, secs, rate, procs, (unsigned long long)s.torn,
 		(unsigned long long)s.errors, final ? "\n" : "   ");
@@ -135,52 +133,56 @@ static void status_line(const struct procset *ps, uint64_t elapsed, int final)
 #define RAW_FLUSH_NS 1000000000ULL /* --raw: written out at least once a second */
 #define RAW_FLUSH_SAMPLES 65536    /* or when this many samples wait */
 
-/* Sample at o->rate on average, one tick at a random phase in each period (lib/ticker.h). */
-static int sample_loop(const struct record_opts *o, struct procset *ps, struct raw_writer *raw, int *gone)
+/* What record does between ticks: a status line on a terminal, --raw's samples written out. */
+struct recording {
+	const struct record_opts *o;
+	struct raw_writer *raw;
+	uint64_t last_status, last_flush;
+	int tty;
+};
+
+static int recording_ticked(void *ctx, struct sampling *sm, uint64_t now)
 {
-	struct profile *p = ps->profile;
-	uint64_t start = clock_now_ns(), last_status = start, last_flush = start;
-	struct ticker tk;
-	ticker_init(&tk, o->rate, start);
+	struct recording *r = ctx;
+	struct profile *p = sm->profile;
+	if (r->tty && now - r->last_status > 250000000ULL) {
+		status_line(sm, now, 0);
+		r->last_status = now;
+	}
+	if (r->raw && (now - r->last_flush >= RAW_FLUSH_NS || p->nsamples >= RAW_FLUSH_SAMPLES)) {
+		int err = raw_writer_flush(r->raw, p, p->keep_samples_all);
+		if (err)
+			return err_report(err, "cannot write '%s'", r->o->raw);
+		r->last_flush = now;
+	}
+	return 0;
+}
+
+static void say_followed(void *ctx, const struct proc_entry *e)
+{
+	(void)ctx;
+	fprintf(stderr, "rbscope: following process %d (Ruby %s)\n", (int)e->pid, e->t.version);
+}
+
+/* Sample until stopped, the duration is up or the process exits (*gone set): 0, or the exit code, having said why. */
+static int sample_loop(const struct record_opts *o, struct sampling *sm, struct raw_writer *raw, int *gone)
+{
+	struct profile *p = sm->profile;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p->start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	int tty = isatty(2), consecutive_errors = 0, err;
-	uint64_t dropped_before = p->dropped;
+	int err;
 	if (raw && (err = raw_writer_start(raw, raw->f, p)))
 		return err_report(err, "cannot write '%s'", o->raw);
-	while (!builtin_stop) {
-		uint64_t now = clock_now_ns();
-		if (now >= end)
-			break;
-		procset_discover(ps, now);
-		err = procset_tick(ps, now - start, p->dropped - dropped_before);
-		dropped_before = p->dropped;
-		if (err == ERR_GONE) {
-			*gone = 1;
-			break;
-		}
-		if (err && ++consecutive_errors >= 100)
-			return err_report(err, "sampling process %d keeps failing", o->pid);
-		if (!err)
-			consecutive_errors = 0;
-		if (tty && now - last_status > 250000000ULL) {
-			status_line(ps, now - start, 0);
-			last_status = now;
-		}
-		if (raw && (now - last_flush >= RAW_FLUSH_NS || p->nsamples >= RAW_FLUSH_SAMPLES)) {
-			if ((err = raw_writer_flush(raw, p, p->keep_samples_all)))
-				return err_report(err, "cannot write '%s'", o->raw);
-			last_flush = now;
-		}
-		uint64_t next = ticker_next(&tk, clock_now_ns(), &p->dropped);
-		struct timespec ts = { (time_t)(next / 1000000000ULL), (long)(next % 1000000000ULL) };
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !builtin_stop)
-			;
+	struct recording r = { o, raw, 0, 0, isatty(2) };
+	const struct sampling_consumer c = { recording_ticked, NULL };
+	int rc = sampling_run(sm, &c, &r);
+	p->duration_ns = sampling_now(sm);
+	if (rc == ERR_GONE) {
+		*gone = 1;
+		return 0;
 	}
-	p->duration_ns = clock_now_ns() - start;
-	return 0;
+	return rc < 0 ? err_report(rc, "sampling process %d keeps failing", o->pid) : rc;
 }
 
 /* The status to exit with for a command rbscope started: its own, as a shell reports it. */
@@ -225,23 +227,28 @@ int cmd_record(int argc, char **argv)
 			goto out_target;
 	}
 	struct profile p;
-	struct procset ps;
+	struct sampling sm;
 	struct raw_writer raw;
+	memset(&sm, 0, sizeof(sm));
 	int err = profile_init(&p);
-	procset_init(&ps, &p);
-	ps.follow = o.subprocesses;
-	ps.threads_root = o.threads;
-	ps.mode = o.mode;
-	ps.period_ns = (uint64_t)(1e9 / o.rate);
-	ps.syscalls = o.syscalls;
-	ps.native = o.native;
-	ps.blocking = o.blocking;
-	ps.capture_hz = sampler_capture_hz(o.mode, o.blocking, o.no_bpf, o.rate);
-	ps.verbose = isatty(2);
-	ps.attach = &builtin_attach_opts;
-	err = err ?: procset_add(&ps, o.pid, &t);
+	const struct sampling_options so = {
+		.rate = o.rate,
+		.duration = o.duration,
+		.stop = &builtin_stop,
+		.no_bpf = o.no_bpf,
+		.procs = {
+			.scope = o.subprocesses ? PROCS_DESCENDANTS : PROCS_GIVEN,
+			.attach = &builtin_attach_opts,
+			.sampler = { .mode = o.mode, .threads_root = o.threads, .syscalls = o.syscalls, .native = o.native },
+			.process_frames = o.subprocesses,
+			.blocking = o.blocking,
+			.followed = isatty(2) ? say_followed : NULL,
+		},
+	};
+	err = err ?: sampling_init(&sm, &so, &p);
+	err = err ?: sampling_add(&sm, o.pid, &t);
 	if (err) {
-		procset_free(&ps);
+		sampling_free(&sm);
 		profile_free(&p);
 		rc = builtin_report_attach(err, o.pid, o.blocking ? "cannot stop process %d's threads (--blocking)"
 							      : "cannot record process %d", o.pid);
@@ -259,9 +266,9 @@ int cmd_record(int argc, char **argv)
 	int gone = 0;
 	raw.f = raw_out.f;
 	rc = o.raw ? outfile_begin(&raw_out) : 0;
-	rc = rc ?: sample_loop(&o, &ps, o.raw ? &raw : NULL, &gone);
-	struct sampler sum;
-	procset_totals(&ps, &sum);
+	rc = rc ?: sample_loop(&o, &sm, o.raw ? &raw : NULL, &gone);
+	struct sampler_stats sum;
+	sampling_stats(&sm, &sum);
 	p.errors = sum.errors;
 	p.torn = sum.torn;
 	if (isatty(2))
@@ -279,13 +286,14 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "rbscope: writing %s to %s\n", o.format->name, o.output);
 		rc = builtin_write_profile_to(o.format, &p, &out);
 	}
-	status_line(&ps, p.duration_ns, 1);
+	status_line(&sm, p.duration_ns, 1);
 	fprintf(stderr,
 		"rbscope: %llu ticks dropped (sampler behind), %llu stacks salvaged, %llu torn reads, %llu failed samples, "
 		"%llu stacks unchanged since the sample before\n",
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors, (unsigned long long)sum.unchanged);
-	if (ps.captures)
+	const struct procs *ps = &sm.procs;
+	if (ps->captures)
 		fprintf(stderr,
 			"rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu samples, %llu lost, %llu "
 			"unreadable; %llu more for its time off its CPU (preempted or blocked); %llu threads without a "
@@ -293,10 +301,10 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)sum.captured, (unsigned long long)sum.capture_lost,
 			(unsigned long long)sum.capture_bad, (unsigned long long)sum.owed,
 			(unsigned long long)sum.capture_unfollowed);
-	else if (ps.capture_hz)
+	else if (ps->cfg.capture_hz)
 		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
-			ps.capture_why);
-	if (o.native && ps.captures)
+			ps->capture_why);
+	if (o.native && ps->captures)
 		fprintf(stderr,
 			"rbscope: --native from the kernel's copy of the registers and stack at each sample (no stop): the "
 			"thread holding the GVL %llu times with native frames, %llu without; threads on a CPU without it "
@@ -313,9 +321,9 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)sum.native_stops,
 			sum.native_stops ? (double)sum.native_stop_ns / 1e3 / (double)sum.native_stops : 0.0,
 			(unsigned long long)sum.native_moved);
-	if (ps.follow)
-		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps.followed,
-			ps.followed == 1 ? "" : "es");
+	if (o.subprocesses)
+		fprintf(stderr, "rbscope: followed %llu subprocess%s\n", (unsigned long long)ps->attached,
+			ps->attached == 1 ? "" : "es");
 	else
 		builtin_hint_children(o.pid, "-s/--subprocesses samples them too");
 	if (gone)
@@ -327,7 +335,7 @@ int cmd_record(int argc, char **argv)
 		if (waitpid(o.pid, &status, 0) == o.pid && gone && !rc)
 			rc = command_status(status); /* the command's own status, once its profile is written */
 	}
-	procset_free(&ps);
+	sampling_free(&sm);
 	profile_free(&p);
 	outfile_abandon(&out);
 	return rc;

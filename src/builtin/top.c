@@ -15,29 +15,20 @@
 #include "../lib/buf.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
-#include "../lib/ticker.h"
 #include "../output/output.h"
-#include "../profile/sampler.h"
+#include "../profile/sampling.h"
 #include "../ruby/vm.h"
-
-/*
- * The sliding window is kept as two profiles: the current half-window and
- * the one before it. A table shows both together; each half-window the old
- * one is dropped, so a table covers between one half and one whole window.
- */
-struct window {
-	struct profile halves[2];
-	struct sampler samplers[2];
-	int cur;
-	struct ruby_gc_counts gc; /* the VM's GC counts at the last table (gc.have_count: read then) */
-};
 
 struct view {
 	int tty, by_total, mode, on_cpu, native, no_bpf; /* mode: enum sampler_mode */
-	int capture_hz; /* the GVL holder sampled on its own CPU (sampler_capture), 0: not */
-	uint64_t period_ns; /* the rate's period */
 	int rows; /* the busiest rows to show, or -1: what fits (a terminal) or all */
+	int pid, count; /* count: tables still to show, or -1: no end */
+	double interval, window; /* seconds */
+	uint64_t next_table; /* when the next table is due (the loop's time) */
+	struct ruby_gc_counts gc; /* the VM's GC counts at the last table (gc.have_count: read then) */
 };
+
+#define TOP_DONE 1 /* (a consumer's value ending the loop: the tables asked for are shown) */
 
 /* Lines on the terminal, or 0 when standard output is not one. */
 static int term_lines(void)
@@ -80,7 +71,7 @@ static void line(int cols, const char *fmt, ...)
  * The VM's own GC counts and heap slots, read now (as serve's /metrics):
  * collections since the last table, and since the process started.
  */
-static void gc_line(struct window *w, struct ruby_target *t, int cols)
+static void gc_line(struct view *w, struct ruby_target *t, int cols)
 {
 	struct ruby_gc_counts gc;
 	if (ruby_gc_counts(t, &gc) || (!gc.have_count && !gc.have_slots)) {
@@ -110,15 +101,17 @@ static void gc_line(struct window *w, struct ruby_target *t, int cols)
 
 static const char *const mode_samples[] = { "all samples", "on-CPU samples", "GVL-wait samples" };
 
-static int write_table(struct window *w, struct ruby_target *t, const struct view *v, int pid, double window)
+/* The table of the window's samples up to now (the loop's time). */
+static int write_table(struct view *v, struct sampling *sm, uint64_t now)
 {
+	struct ruby_target *t = &sm->procs.v[0]->t;
+	uint64_t span = (uint64_t)(v->window * 1e9);
 	struct profile merged;
 	struct summary_row *rows = NULL;
 	uint32_t n = 0;
 	uint64_t total = 0;
 	int err = profile_init(&merged);
-	for (int h = 0; !err && h < 2; h++)
-		err = profile_merge(&merged, &w->halves[h]);
+	err = err ?: window_copy(&sm->window, &merged, now > span ? now - span : 0, now + 1, NULL, NULL);
 	err = err ?: summary_rows(&merged, 0, &rows, &n, &total);
 	if (err) {
 		profile_free(&merged);
@@ -131,18 +124,18 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 		show = 1;
 	if (v->tty)
 		fputs("\033[H\033[2J", stdout);
-	time_t now = time(NULL);
+	time_t clock = time(NULL);
 	char when[32];
-	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+	strftime(when, sizeof(when), "%H:%M:%S", localtime(&clock));
 	int cols = v->tty ? term_cols() : 0;
 	/* what the view is first: a narrow terminal cuts the end of the line */
-	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s - %s", pid,
+	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s - %s", v->pid,
 	     v->by_total ? "total" : "self", mode_samples[v->mode], (unsigned long long)total,
-	     window, t->version, when);
+	     v->window, t->version, when);
 	char states[160];
 	output_states_line(&merged, states, sizeof(states));
 	line(cols, "%s", states);
-	gc_line(w, t, cols);
+	gc_line(v, t, cols);
 	if (v->tty)
 		line(cols, "keys: s sort by self, t by total, c %s, q quit", v->mode == SAMPLER_CPU ? "all samples" : "on-CPU only");
 	line(cols, "%8s %8s %10s %10s  %s", "% self", "% total", "self", "total", "function");
@@ -164,44 +157,61 @@ static int write_table(struct window *w, struct ruby_target *t, const struct vie
 	return ferror(stdout) ? -(errno ?: EIO) : 0;
 }
 
-/*
- * Start the window afresh (both halves), each sampler counting by mode; the
- * current one samples the GVL holder on its own CPU (unless --no-bpf or it
- * cannot: then v->capture_hz drops to 0, and why is said once).
- */
-static int reset_window(struct window *w, struct ruby_target *t, struct view *v)
+static int top_ticked(void *ctx, struct sampling *sm, uint64_t now)
 {
-	int err = 0;
-	for (int h = 0; h < 2 && !err; h++) {
-		sampler_free(&w->samplers[h]);
-		profile_free(&w->halves[h]);
-		err = profile_init(&w->halves[h]);
-		err = err ?: sampler_init(&w->samplers[h], t, &w->halves[h]);
-		w->samplers[h].mode = v->mode;
-		w->samplers[h].period_ns = v->period_ns;
-		w->samplers[h].native = v->native;
+	struct view *v = ctx;
+	if (now < v->next_table)
+		return 0;
+	int err = write_table(v, sm, now);
+	if (err)
+		return err;
+	v->next_table += (uint64_t)(v->interval * 1e9);
+	if (v->count > 0 && --v->count == 0)
+		return TOP_DONE;
+	/* (at each table, not each tick: what is dropped is moved down) */
+	uint64_t span = (uint64_t)(v->window * 1e9);
+	return sampling_keep(sm, now > span ? now - span : 0, now);
+}
+
+/* Until the next tick (deadline): the keys pressed on the terminal. */
+static int top_keys(void *ctx, struct sampling *sm, uint64_t deadline)
+{
+	struct view *v = ctx;
+	uint64_t now = clock_now_ns();
+	struct pollfd pfd = { 0, POLLIN, 0 };
+	char key;
+	if (now >= deadline || poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) <= 0 || read(0, &key, 1) != 1)
+		return 0;
+	if (key == 'q' || key == 'Q') {
+		builtin_stop = 1;
+		return 0;
 	}
-	char why[160];
-	if (!err && v->capture_hz && sampler_capture(&w->samplers[w->cur], v->capture_hz, why, sizeof(why))) {
-		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n", why);
-		v->capture_hz = 0;
+	if (key == 's' || key == 't') {
+		v->by_total = key == 't';
+	} else if (key == 'c') {
+		v->mode = v->mode == SAMPLER_CPU ? SAMPLER_WALL : SAMPLER_CPU;
+		int err = sampling_set_mode(sm, v->mode); /* what the window held was counted the other way */
+		if (err)
+			return err;
+	} else {
+		return 0;
 	}
-	return err;
+	return write_table(v, sm, sampling_now(sm));
 }
 
 int cmd_top(int argc, char **argv)
 {
-	int pid = 0, count = -1, first, rc;
-	double rate = 99, interval = 1, window = 10;
+	int first, rc;
+	double rate = 99;
 	static const char *const sorts[] = { "self", "total", NULL };
-	struct view v = { .rows = -1 };
+	struct view v = { .rows = -1, .count = -1, .interval = 1, .window = 10 };
 	const struct opt opts[] = {
-		OPT_PID(&pid, "the Ruby process"),
+		OPT_PID(&v.pid, "the Ruby process"),
 		OPT_DOUBLE('r', "rate", &rate, "HZ", "samples per second (default 99)", 1, 10000,
 			   "a number of samples per second from 1 to 10000"),
-		OPT_SECONDS('i', "interval", &interval, "refresh every SECS seconds (default 1)"),
-		OPT_SECONDS('w', "window", &window, "the sliding window (default 10)"),
-		OPT_INT('n', "count", &count, "COUNT", "stop after COUNT refreshes (default: never), as top(1)'s -n", 1,
+		OPT_SECONDS('i', "interval", &v.interval, "refresh every SECS seconds (default 1)"),
+		OPT_SECONDS('w', "window", &v.window, "the sliding window (default 10)"),
+		OPT_INT('n', "count", &v.count, "COUNT", "stop after COUNT refreshes (default: never), as top(1)'s -n", 1,
 			1e9, "a positive number of refreshes"),
 		OPT_INT(0, "rows", &v.rows, "N",
 			"show the N busiest functions (default: what fits the terminal; all when\n"
@@ -226,8 +236,9 @@ int cmd_top(int argc, char **argv)
 	};
 	if (builtin_parse(&cmd, argc, argv, &first, &rc))
 		return rc;
-	if ((rc = builtin_no_args(argc, argv, first)) || (rc = builtin_need_pid(pid)))
+	if ((rc = builtin_no_args(argc, argv, first)) || (rc = builtin_need_pid(v.pid)))
 		return rc;
+	int pid = v.pid;
 	struct ruby_target t;
 	if ((rc = builtin_attach(&t, pid)))
 		return rc;
@@ -239,78 +250,31 @@ int cmd_top(int argc, char **argv)
 		raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
 		tcsetattr(0, TCSANOW, &raw);
 	}
-	struct window w = { .cur = 0 };
 	if (v.on_cpu)
 		v.mode = SAMPLER_CPU;
-	v.capture_hz = sampler_capture_hz(v.mode, 0, v.no_bpf, rate);
-	v.period_ns = (uint64_t)(1e9 / rate);
-	int err = reset_window(&w, &t, &v);
-	uint64_t start = clock_now_ns(), missed = 0, missed_before = 0;
-	uint64_t next_table = start + (uint64_t)(interval * 1e9), next_half = start + (uint64_t)(window / 2 * 1e9);
-	/* One tick at a random phase in each period, as record's (lib/ticker.h): a fixed step aliases with periodic work. */
-	struct ticker tk;
-	ticker_init(&tk, rate, start);
-	while (!err && !builtin_stop && count != 0) {
-		w.samplers[w.cur].ticks_missed = missed - missed_before;
-		missed_before = missed;
-		err = sampler_tick(&w.samplers[w.cur], clock_now_ns() - start);
-		uint64_t now = clock_now_ns();
-		if (now >= next_table) {
-			err = err ?: write_table(&w, &t, &v, pid, window);
-			next_table += (uint64_t)(interval * 1e9);
-			if (count > 0)
-				count--;
-		}
-		if (now >= next_half) {
-			/* the task clocks go on into the new half */
-			struct ruby_capture *cap = w.samplers[w.cur].capture;
-			w.samplers[w.cur].capture = NULL;
-			w.cur ^= 1;
-			profile_free(&w.halves[w.cur]);
-			sampler_free(&w.samplers[w.cur]);
-			err = err ?: profile_init(&w.halves[w.cur]);
-			err = err ?: sampler_init(&w.samplers[w.cur], &t, &w.halves[w.cur]);
-			w.samplers[w.cur].mode = v.mode;
-			w.samplers[w.cur].period_ns = v.period_ns;
-			w.samplers[w.cur].native = v.native;
-			w.samplers[w.cur].capture = cap;
-			next_half += (uint64_t)(window / 2 * 1e9);
-		}
-		uint64_t next = ticker_next(&tk, clock_now_ns(), &missed);
-		/* Until the next tick: keys on a terminal, else sleep. */
-		while (!err && !builtin_stop && (now = clock_now_ns()) < next) {
-			struct pollfd pfd = { 0, POLLIN, 0 };
-			if (!v.tty) {
-				struct timespec ts = { (time_t)((next - now) / 1000000000ULL), (long)((next - now) % 1000000000ULL) };
-				nanosleep(&ts, NULL);
-				continue;
-			}
-			char key;
-			if (poll(&pfd, 1, (int)((next - now + 999999) / 1000000)) <= 0 || read(0, &key, 1) != 1)
-				continue;
-			int redraw = 1;
-			if (key == 'q' || key == 'Q') {
-				builtin_stop = 1;
-				redraw = 0;
-			} else if (key == 's' || key == 't') {
-				v.by_total = key == 't';
-			} else if (key == 'c') {
-				v.mode = v.mode == SAMPLER_CPU ? SAMPLER_WALL : SAMPLER_CPU;
-				err = reset_window(&w, &t, &v); /* what the window held was counted the other way */
-			} else {
-				redraw = 0;
-			}
-			if (redraw && !err)
-				err = write_table(&w, &t, &v, pid, window);
-		}
-	}
+	/* The window's samples, in one profile renewed as it grows: a table is exactly the last window. */
+	const struct sampling_options so = {
+		.rate = rate,
+		.stop = &builtin_stop,
+		.no_bpf = v.no_bpf,
+		.procs = { .scope = PROCS_GIVEN, .sampler = { .mode = v.mode, .native = v.native } },
+	};
+	struct sampling sm;
+	int err = sampling_init(&sm, &so, NULL);
+	err = err ?: sampling_add(&sm, pid, &t);
+	if (err)
+		ruby_target_detach(&t);
+	if (!err && sm.procs.cfg.capture_hz && !sm.procs.captures)
+		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
+			sm.procs.capture_why);
+	v.next_table = (uint64_t)(v.interval * 1e9);
+	const struct sampling_consumer c = { top_ticked, v.tty ? top_keys : NULL };
+	err = err ?: sampling_run(&sm, &c, &v);
+	if (err == TOP_DONE)
+		err = 0;
 	if (v.tty)
 		tcsetattr(0, TCSANOW, &saved);
-	for (int h = 0; h < 2; h++) {
-		sampler_free(&w.samplers[h]);
-		profile_free(&w.halves[h]);
-	}
-	ruby_target_detach(&t);
+	sampling_free(&sm);
 	if (err == ERR_GONE) {
 		fprintf(stderr, "rbscope: process %d exited\n", pid);
 		return EXIT_OK;

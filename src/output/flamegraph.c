@@ -197,9 +197,9 @@ static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 	case PROFILE_FRAME_WAIT: return FG_IDLE;
 	case PROFILE_FRAME_NATIVE: return FG_NATIVE;
 	case PROFILE_FRAME_STATE:
-		if (!strcmp(name, PROFILE_STATE_NOGVL_FRAME))
+		if (!strcmp(name, profile_state_frame(PROFILE_STATE_RUNNING)))
 			return FG_CFUNC;
-		return !strcmp(name, PROFILE_STATE_SLEEPING_FRAME) ? FG_IDLE : FG_WAITING;
+		return !strcmp(name, profile_state_frame(PROFILE_STATE_IDLE)) ? FG_IDLE : FG_WAITING;
 	}
 	if (!strncmp(name, "GC.", 3) || !strncmp(name, "GC#", 3))
 		return FG_GC; /* GC.start and friends: Ruby asking for a collection */

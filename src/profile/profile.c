@@ -72,6 +72,8 @@ int64_t profile_frame(struct profile *p, const char *name, const char *path, int
 	return intern_frame(p, &f);
 }
 
+static uint32_t state_of(const struct profile *p, const uint32_t *f, uint32_t n);
+
 int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n)
 {
 	for (uint64_t seed = 0;; seed++) {
@@ -86,7 +88,7 @@ int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n)
 		GROW(p->pool, p->pool_len + n, p->pool_cap); /* room for its n frames (and one more) */
 		GROW(p->stacks, p->nstacks, p->stacks_cap);
 		memcpy(p->pool + p->pool_len, frames, n * sizeof(*frames));
-		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0 };
+		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0, state_of(p, frames, n) };
 		p->pool_len += n;
 		int err = map_put(&p->stack_index, h, (uint64_t)p->nstacks + 1);
 		if (err)
@@ -160,29 +162,62 @@ uint64_t profile_thread_samples(const struct profile *p, uint32_t i)
 	return n;
 }
 
-int profile_stack_state(const struct profile *p, uint32_t stack)
+static const struct {
+	const char *name, *label, *frame;
+} STATES[PROFILE_STATES] = {
+	[PROFILE_STATE_RUNNING] = { "running", "running", "(running without GVL)" },
+	[PROFILE_STATE_GVL] = { "GVL wait", "gvl_wait", "(waiting for GVL)" },
+	[PROFILE_STATE_BLOCKED] = { "blocked", "blocked", "(blocked" },
+	[PROFILE_STATE_IDLE] = { "idle", "idle", "(sleeping)" },
+	[PROFILE_STATE_GC] = { "GC", "gc", NULL },
+};
+
+const char *profile_state_name(int state)
 {
-	const struct profile_stack *s = &p->stacks[stack];
-	const uint32_t *f = p->pool + s->start;
-	int64_t i = (int64_t)s->len - 1;
+	return state >= 0 && state < PROFILE_STATES ? STATES[state].name : "?";
+}
+
+const char *profile_state_label(int state)
+{
+	return state >= 0 && state < PROFILE_STATES ? STATES[state].label : "unknown";
+}
+
+const char *profile_state_frame(int state)
+{
+	return state >= 0 && state < PROFILE_STATES ? STATES[state].frame : NULL;
+}
+
+/* The state frames n of a new stack show: read once, when it is interned. */
+static uint32_t state_of(const struct profile *p, const uint32_t *f, uint32_t n)
+{
+	int64_t i = (int64_t)n - 1;
 	const struct profile_frame *state = i >= 0 && p->frames[f[i]].kind == PROFILE_FRAME_STATE ? &p->frames[f[i--]] : NULL;
 	while (i >= 0 && p->frames[f[i]].kind == PROFILE_FRAME_NATIVE)
 		i--; /* --native: the frames a C method called, over it */
 	const struct profile_frame *top = i >= 0 ? &p->frames[f[i]] : NULL;
-	if (!state) {
-		if (top && top->kind == PROFILE_FRAME_GC)
-			return PROFILE_STATE_GC;
-		return top && top->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_RUNNING;
-	}
+	int waits = top && top->kind == PROFILE_FRAME_WAIT;
+	if (!state)
+		return top && top->kind == PROFILE_FRAME_GC ? PROFILE_STATE_GC : waits ? PROFILE_STATE_IDLE : PROFILE_STATE_RUNNING;
 	const char *name = strtab_get(&p->strs, state->name);
-	if (!strcmp(name, PROFILE_STATE_GVL_FRAME))
-		return PROFILE_STATE_GVL;
-	if (!strcmp(name, PROFILE_STATE_SLEEPING_FRAME))
-		return PROFILE_STATE_IDLE;
-	if (strncmp(name, PROFILE_STATE_BLOCKED_FRAME, strlen(PROFILE_STATE_BLOCKED_FRAME)))
-		return PROFILE_STATE_RUNNING; /* running without the GVL */
-	/* Blocked in a method that waits (IO.select, a lock): idle, not slow I/O. */
-	return top && top->kind == PROFILE_FRAME_WAIT ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
+	const char *blocked = STATES[PROFILE_STATE_BLOCKED].frame;
+	if (!strncmp(name, blocked, strlen(blocked)))
+		/* Blocked in a method that waits (IO.select, a lock): idle, not slow I/O. */
+		return waits ? PROFILE_STATE_IDLE : PROFILE_STATE_BLOCKED;
+	for (uint32_t k = 0; k < PROFILE_STATES; k++)
+		if (STATES[k].frame && !strcmp(name, STATES[k].frame))
+			return k;
+	return PROFILE_STATE_RUNNING;
+}
+
+void profile_restate(struct profile *p)
+{
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		p->stacks[i].state = state_of(p, p->pool + p->stacks[i].start, p->stacks[i].len);
+}
+
+int profile_stack_state(const struct profile *p, uint32_t stack)
+{
+	return (int)p->stacks[stack].state;
 }
 
 int64_t profile_stack_syscall(const struct profile *p, uint32_t stack)
@@ -194,16 +229,12 @@ int64_t profile_stack_syscall(const struct profile *p, uint32_t stack)
 	uint32_t leaf = p->pool[s->start + s->len - 1];
 	const char *name = strtab_get(&p->strs, p->frames[leaf].name);
 	if (p->frames[leaf].kind != PROFILE_FRAME_STATE ||
-	    strncmp(name, PROFILE_STATE_BLOCKED_FRAME ": ", strlen(PROFILE_STATE_BLOCKED_FRAME ": ")))
+	    strncmp(name, STATES[PROFILE_STATE_BLOCKED].frame, strlen(STATES[PROFILE_STATE_BLOCKED].frame)) ||
+	    strncmp(name + strlen(STATES[PROFILE_STATE_BLOCKED].frame), ": ", 2))
 		return -1;
 	return profile_stack_state(p, stack) == PROFILE_STATE_BLOCKED ? (int64_t)leaf : -1;
 }
 
-const char *profile_state_name(int state)
-{
-	static const char *const names[PROFILE_STATES] = { "running", "GVL wait", "blocked", "idle", "GC" };
-	return state >= 0 && state < PROFILE_STATES ? names[state] : "?";
-}
 
 const char *profile_thread_name(const struct profile *p, int32_t tid)
 {

@@ -35,11 +35,6 @@ enum profile_state {
 	PROFILE_STATES
 };
 
-/* The state frames' names (or their start, for "(blocked: read)"). */
-#define PROFILE_STATE_GVL_FRAME "(waiting for GVL)"
-#define PROFILE_STATE_BLOCKED_FRAME "(blocked"
-#define PROFILE_STATE_NOGVL_FRAME "(running without GVL)"
-#define PROFILE_STATE_SLEEPING_FRAME "(sleeping)"
 
 struct profile_frame {
 	uint32_t name, path; /* ids in the profile's own strtab */
@@ -50,6 +45,7 @@ struct profile_frame {
 struct profile_stack {
 	uint32_t start, len; /* frame ids in pool[start .. start+len), root first */
 	uint64_t count;
+	uint32_t state;      /* what it shows (enum profile_state), known when it is interned */
 };
 
 struct profile_sample {
@@ -117,12 +113,22 @@ int64_t profile_thread_index(struct profile *p, int32_t tid);
 int profile_count_states(struct profile *p, int32_t tid, uint32_t stack, uint64_t n);
 /* Thread i's (index in p->threads) samples, in all states. */
 uint64_t profile_thread_samples(const struct profile *p, uint32_t i);
+/* Work out what each stack shows (the stacks of a profile read from a file, checked). */
+void profile_restate(struct profile *p);
 /* The state a stack shows (enum profile_state). */
 int profile_stack_state(const struct profile *p, uint32_t stack);
 /* A blocked stack's "(blocked: read)" leaf frame when --syscalls named the call, else -1. */
 int64_t profile_stack_syscall(const struct profile *p, uint32_t stack);
-/* "running", "GVL wait", "blocked", "idle", "GC". */
+/*
+ * The states' one table (profile.c), each state's: name in summaries
+ * ("running", "GVL wait", "blocked", "idle", "GC"), label in metrics and keys
+ * ("running", "gvl_wait", "blocked", "idle", "gc"), and the state frame over
+ * a stack that says it, or NULL ("(running without GVL)", "(waiting for
+ * GVL)", "(blocked" + ")" or ": read)", "(sleeping)").
+ */
 const char *profile_state_name(int state);
+const char *profile_state_label(int state);
+const char *profile_state_frame(int state);
 /* The name of thread tid ("" if unknown). */
 const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */

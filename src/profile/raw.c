@@ -332,7 +332,7 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short,
 			if (!err && !st)
 				err = -ENOMEM;
 			for (uint64_t i = 0; !err && i < nk; i++)
-				st[nstacks + i] = (struct profile_stack){ k[2 * i], k[2 * i + 1], 0 };
+				st[nstacks + i] = (struct profile_stack){ k[2 * i], k[2 * i + 1], 0, 0 };
 			if (!err) {
 				p->stacks = st;
 				nstacks += nk;
@@ -411,6 +411,8 @@ int profile_read_raw(struct profile *p, FILE *f, int keep_samples, int *cut_shor
 						  : ERR_BAD_FILE;
 	if (!err)
 		err = validate(p);
+	if (!err)
+		profile_restate(p);
 	if (!err && keep_samples)
 		err = profile_order_samples(p, 0);
 	/* Counts per stack, from the samples kept (version 3 does not write them), and each thread's states. */

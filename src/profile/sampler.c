@@ -17,11 +17,12 @@ _Static_assert((int)FRAME_RUBY == (int)PROFILE_FRAME_RUBY && (int)FRAME_CFUNC ==
 		       (int)FRAME_WAIT == (int)PROFILE_FRAME_WAIT && (int)FRAME_NATIVE == (int)PROFILE_FRAME_NATIVE,
 	       "frame kinds: walk.h and profile.h must agree");
 
-int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
+int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p, const struct sampler_config *cfg)
 {
 	memset(s, 0, sizeof(*s));
 	s->target = t;
 	s->profile = p;
+	s->cfg = *cfg;
 	s->process_frame = -1;
 	map_init(&s->frame_cache);
 	map_init(&s->threads_seen);
@@ -30,6 +31,41 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p)
 	s->sample = malloc(sizeof(*s->sample));
 	s->stack_buf = malloc((WALK_MAX_FRAMES + 4) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
+}
+
+void sampler_rebind(struct sampler *s, struct profile *p, const struct sampler_config *cfg)
+{
+	s->profile = p;
+	s->cfg = *cfg;
+	s->process_frame = -1;
+	map_clear(&s->frame_cache);
+	map_clear(&s->threads_seen);
+	map_clear(&s->state_frames);
+	map_clear(&s->cpu_index);
+	s->ncpu_clocks = 0;
+	s->npend = 0;
+	s->last_t = s->last_tick_t = 0;
+}
+
+void sampler_stats(const struct sampler *s, struct sampler_stats *out)
+{
+	*out = s->st;
+	if (s->capture) {
+		struct ruby_capture_stats c;
+		ruby_capture_stats(s->capture, &c);
+		out->capture_lost = c.lost;
+		out->capture_bad = c.bad;
+		out->capture_unfollowed = c.unfollowed;
+		out->capture_native = c.native;
+		out->capture_native_missed = c.native_missed;
+	}
+}
+
+void sampler_stats_add(struct sampler_stats *sum, const struct sampler_stats *one)
+{
+#define SAMPLER_STAT_ADD(name, about) sum->name += one->name;
+	SAMPLER_STATS(SAMPLER_STAT_ADD)
+#undef SAMPLER_STAT_ADD
 }
 
 void sampler_free(struct sampler *s)
@@ -110,18 +146,15 @@ static int state_frame(struct sampler *s, const struct ruby_thread_sample *th, i
 	/* First time: its name, interned once. */
 	char name[64];
 	const char *call = sc > 0 ? task_syscall_name(sc - 1) : NULL;
-	if (state == PROFILE_STATE_GVL)
-		snprintf(name, sizeof(name), PROFILE_STATE_GVL_FRAME);
-	else if (state == PROFILE_STATE_RUNNING)
-		snprintf(name, sizeof(name), PROFILE_STATE_NOGVL_FRAME);
-	else if (state == PROFILE_STATE_IDLE)
-		snprintf(name, sizeof(name), PROFILE_STATE_SLEEPING_FRAME);
+	const char *frame = profile_state_frame(state);
+	if (state != PROFILE_STATE_BLOCKED)
+		snprintf(name, sizeof(name), "%s", frame);
 	else if (call)
-		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": %s)", call);
+		snprintf(name, sizeof(name), "%s: %s)", frame, call);
 	else if (sc > 0)
-		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ": system call %d)", sc - 1);
+		snprintf(name, sizeof(name), "%s: system call %d)", frame, sc - 1);
 	else
-		snprintf(name, sizeof(name), PROFILE_STATE_BLOCKED_FRAME ")");
+		snprintf(name, sizeof(name), "%s)", frame);
 	if ((*id = profile_frame(s->profile, name, "", 0, PROFILE_FRAME_STATE)) < 0)
 		return (int)*id;
 	return map_put(&s->state_frames, key, (uint64_t)*id + 1);
@@ -154,7 +187,7 @@ static int add_spread(struct sampler *s, const struct ruby_thread_sample *th, ui
 /* How many samples th gets at this tick in wall mode (one) or gvl mode (one if it waits for the GVL). */
 static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sample *th)
 {
-	return s->mode == SAMPLER_GVL ? th->state == THREAD_GVL_WAIT : 1;
+	return s->cfg.mode == SAMPLER_GVL ? th->state == THREAD_GVL_WAIT : 1;
 }
 
 /*
@@ -192,7 +225,7 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 		/* the captures kept: evenly over those taken (j-th kept: the one at floor(j * k / keep)) */
 		if (seen++ == kept * k / keep) {
 			err = profile_add(s->profile, s->pend[i].stack, s->pend[i].t_ns, th->tid);
-			s->samples += !err;
+			s->st.samples += !err;
 			kept++;
 		}
 	}
@@ -212,8 +245,8 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	struct ruby_thread_sample ran = *th;
 	ran.state = th->state == THREAD_GVL_WAIT ? THREAD_RUNNING : th->state;
 	ran.syscall = th->state == THREAD_BLOCKED ? TASK_ON_CPU : th->syscall;
-	s->salvaged += (uint64_t)th->salvaged;
-	s->unchanged += (uint64_t)th->unchanged;
+	s->st.salvaged += (uint64_t)th->salvaged;
+	s->st.unchanged += (uint64_t)th->unchanged;
 	return add_spread(s, &ran, prev, t_ns, rest);
 }
 
@@ -222,13 +255,13 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 {
 	int err;
 	if (!th->nframes) {
-		s->empty++;
+		s->st.empty++;
 		return -1;
 	}
 	uint32_t n = 0;
 	if (s->process_frame >= 0)
 		s->stack_buf[n++] = (uint32_t)s->process_frame;
-	if (s->threads_root) {
+	if (s->cfg.threads_root) {
 		int64_t id = thread_frame(s, th);
 		if (id < 0)
 			return (int)id;
@@ -264,7 +297,7 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 	if (st == -1)
 		return 0;
 	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, th->tid);
-	s->samples += !err;
+	s->st.samples += !err;
 	return err;
 }
 
@@ -292,8 +325,8 @@ int sampler_capture_hz(int mode, int blocking, int no_bpf, double rate)
 
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
-	int err = ruby_capture_open(s->target, hz, s->native, &s->capture, why, whylen);
-	if (!err && s->native)
+	int err = ruby_capture_open(s->target, hz, s->cfg.native, &s->capture, why, whylen);
+	if (!err && s->cfg.native)
 		s->target->native_source = ruby_capture_source(s->capture);
 	return err;
 }
@@ -312,10 +345,10 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 	if (t > d->now)
 		t = d->now;
 	d->s->last_t = t;
-	d->s->captured++;
-	if (d->s->mode == SAMPLER_GVL && th->state != THREAD_GVL_WAIT)
+	d->s->st.captured++;
+	if (d->s->cfg.mode == SAMPLER_GVL && th->state != THREAD_GVL_WAIT)
 		return 0;
-	if (d->s->mode == SAMPLER_CPU) {
+	if (d->s->cfg.mode == SAMPLER_CPU) {
 		/* Held until the thread's CPU time is read at this tick (place_cpu); one in a method that waits
 		   (its C code on the way into the wait) is left to the thread's CPU clock, as an outside read is. */
 		if (in_wait(th))
@@ -328,19 +361,19 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 			return -ENOMEM;
 		d->s->pend = v;
 		v[d->s->npend++] = (struct sampler_pending){ t, th->tid, (uint32_t)st };
-		d->s->salvaged += (uint64_t)th->salvaged;
+		d->s->st.salvaged += (uint64_t)th->salvaged;
 		return 0;
 	}
-	d->s->salvaged += (uint64_t)th->salvaged;
+	d->s->st.salvaged += (uint64_t)th->salvaged;
 	return add_thread(d->s, th, t);
 }
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
-	s->ticks++;
+	s->st.ticks++;
 	uint64_t prev_tick = s->last_tick_t;
 	/* The period a sample stands for: the rate's, or (not given) the time since the tick before. */
-	uint64_t period = s->period_ns ?: t_ns > s->last_tick_t && s->last_tick_t ? t_ns - s->last_tick_t : UINT64_C(10000000);
+	uint64_t period = s->cfg.period_ns ?: t_ns > s->last_tick_t && s->last_tick_t ? t_ns - s->last_tick_t : UINT64_C(10000000);
 	s->last_tick_t = t_ns;
 	if (s->capture) {
 		/* What the GVL holder did since the last tick, taken on its own CPU: first, as it came first. */
@@ -349,28 +382,28 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		if (err)
 			return err;
 	}
-	unsigned flags = (s->mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->syscalls ? WALK_SYSCALL : 0) |
-			 (s->native ? WALK_NATIVE : 0);
+	unsigned flags = (s->cfg.mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->cfg.syscalls ? WALK_SYSCALL : 0) |
+			 (s->cfg.native ? WALK_NATIVE : 0);
 	int err = ruby_sample_take(s->target, s->sample, flags);
 	if (err == ERR_TORN) {
-		s->torn++;
+		s->st.torn++;
 		return 0;
 	}
 	if (err) {
 		if (err != ERR_GONE)
-			s->errors++;
+			s->st.errors++;
 		return err;
 	}
-	s->torn += s->sample->torn;
-	if (s->native) {
-		s->native_moved += s->sample->native_moved;
-		s->native_sampled += s->sample->native_sampled;
-		s->native_stops = s->sample->native_stops;
-		s->native_stop_ns = s->sample->native_stop_ns;
+	s->st.torn += s->sample->torn;
+	if (s->cfg.native) {
+		s->st.native_moved += s->sample->native_moved;
+		s->st.native_sampled += s->sample->native_sampled;
+		s->st.native_stops = s->sample->native_stops;
+		s->st.native_stop_ns = s->sample->native_stop_ns;
 	}
 	for (int i = 0; i < s->sample->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->sample->threads[i];
-		if (s->mode == SAMPLER_CPU) {
+		if (s->cfg.mode == SAMPLER_CPU) {
 			if ((err = place_cpu(s, th, period, prev_tick, t_ns)))
 				return err;
 			continue;
@@ -380,10 +413,10 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th)) {
 			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
 			   holding the GVL): in a wall profile, that time goes to its stack as read here. */
-			int owed = s->mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->ticks, clock_now_ns()) : 0;
+			int owed = s->cfg.mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->st.ticks, clock_now_ns()) : 0;
 			uint64_t more = owed > 0 ? (uint64_t)owed : 0;
-			s->owed += more; /* (time-based: ticks missed included) */
-			s->salvaged += (uint64_t)th->salvaged * more;
+			s->st.owed += more; /* (time-based: ticks missed included) */
+			s->st.salvaged += (uint64_t)th->salvaged * more;
 			if (more && (err = add_spread(s, th, prev_tick, t_ns, more)))
 				return err;
 			continue;
@@ -392,8 +425,8 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		if (!due)
 			continue;
 		/* (what the reads of threads it adds were like: the others' were thrown away) */
-		s->salvaged += (uint64_t)th->salvaged;
-		s->unchanged += (uint64_t)th->unchanged;
+		s->st.salvaged += (uint64_t)th->salvaged;
+		s->st.unchanged += (uint64_t)th->unchanged;
 		if ((err = add_spread(s, th, prev_tick, t_ns, due)))
 			return err;
 	}

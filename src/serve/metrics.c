@@ -27,15 +27,13 @@ static void head(struct buf *b, const char *name, const char *type, const char *
 }
 
 /* The labels every per-process series carries. */
-static void proc_labels(struct buf *b, const struct fleet_target *e)
+static void proc_labels(struct buf *b, const struct proc_entry *e)
 {
 	buf_addf(b, "pid=\"%d\",command=\"", (int)e->pid);
 	add_value(b, e->command);
 	buf_adds(b, "\"");
 }
 
-/* The metric names of the states, in enum profile_state order. */
-static const char *const state_label[PROFILE_STATES] = { "running", "gvl_wait", "blocked", "idle", "gc" };
 
 enum gc_unit { GC_COUNT, GC_NS, GC_SLOTS };
 
@@ -63,7 +61,7 @@ static const struct gc_metric {
 };
 
 /* One GC series: each process whose layout has it. */
-static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc_counts *gc, const struct gc_metric *m)
+static void gc_series(struct buf *b, const struct procs *f, const struct ruby_gc_counts *gc, const struct gc_metric *m)
 {
 	head(b, m->name, m->unit == GC_SLOTS ? "gauge" : "counter", m->help);
 	for (int i = 0; i < f->n; i++) {
@@ -80,28 +78,31 @@ static void gc_series(struct buf *b, const struct fleet *f, const struct ruby_gc
 	}
 }
 
-static void gc_counters(struct buf *b, const struct fleet *f)
+static void gc_counters(struct buf *b, const struct procs *f)
 {
 	struct ruby_gc_counts *gc = calloc((size_t)f->n + 1, sizeof(*gc));
 	if (!gc)
 		return;
 	for (int i = 0; i < f->n; i++)
-		if (f->v[i]->state != FLEET_LIVE || ruby_gc_counts(&f->v[i]->t, &gc[i]))
+		if (f->v[i]->state != PROC_LIVE || ruby_gc_counts(&f->v[i]->t, &gc[i]))
 			memset(&gc[i], 0, sizeof(gc[i]));
 	for (size_t k = 0; k < sizeof(gc_metrics) / sizeof(gc_metrics[0]); k++)
 		gc_series(b, f, gc, &gc_metrics[k]);
 	free(gc);
 }
 
-int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_counters *c)
+int serve_metrics(struct buf *b, const struct sampling *sm, const struct serve_counters *c)
 {
-	uint64_t samples = 0, fails[FLEET_FAILURES] = { 0 };
+	const struct procs *f = &sm->procs;
+	struct sampler_stats st;
+	sampling_stats(sm, &st);
+	uint64_t samples = 0, fails[PROC_FAILURES] = { 0 };
 	int targets[3] = { 0 };
 	for (int i = 0; i < f->n; i++) {
-		const struct fleet_target *e = f->v[i];
+		const struct proc_entry *e = f->v[i];
 		for (int k = 0; k < PROFILE_STATES; k++)
 			samples += e->state_samples[k];
-		for (int k = 0; k < FLEET_FAILURES; k++)
+		for (int k = 0; k < PROC_FAILURES; k++)
 			fails[k] += e->failures[k];
 		targets[e->state]++;
 	}
@@ -109,23 +110,23 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	buf_addf(b, "rbscope_samples_total %llu\n", (unsigned long long)samples);
 	head(b, "rbscope_stacks_unchanged_total", "counter",
 	     "Thread stacks that read as at the sample before, to the byte: named from it, in a short read.");
-	buf_addf(b, "rbscope_stacks_unchanged_total %llu\n", (unsigned long long)f->unchanged);
+	buf_addf(b, "rbscope_stacks_unchanged_total %llu\n", (unsigned long long)st.unchanged);
 	head(b, "rbscope_reads_left_out_total", "counter",
 	     "Process reads left out, every other tick, while all its threads stay parked in the same calls: the next read counts twice.");
 	buf_addf(b, "rbscope_reads_left_out_total %llu\n", (unsigned long long)f->left_out);
 	head(b, "rbscope_sample_failures_total", "counter",
 	     "Process samples that failed: torn (memory changed under the read), read (unreadable), other.");
-	static const char *const reason[FLEET_FAILURES] = { "torn", "read", "other" };
-	for (int k = 0; k < FLEET_FAILURES; k++)
+	static const char *const reason[PROC_FAILURES] = { "torn", "read", "other" };
+	for (int k = 0; k < PROC_FAILURES; k++)
 		buf_addf(b, "rbscope_sample_failures_total{reason=\"%s\"} %llu\n", reason[k], (unsigned long long)fails[k]);
 	head(b, "rbscope_ticks_total", "counter", "Sampling ticks taken.");
-	buf_addf(b, "rbscope_ticks_total %llu\n", (unsigned long long)c->ticks);
+	buf_addf(b, "rbscope_ticks_total %llu\n", (unsigned long long)sm->ticks);
 	head(b, "rbscope_ticks_dropped_total", "counter", "Sampling ticks skipped because the sampler was behind.");
-	buf_addf(b, "rbscope_ticks_dropped_total %llu\n", (unsigned long long)c->dropped);
+	buf_addf(b, "rbscope_ticks_dropped_total %llu\n", (unsigned long long)sm->missed);
 	head(b, "rbscope_sampling_lag_seconds", "gauge", "How late the last tick started.");
-	buf_addf(b, "rbscope_sampling_lag_seconds %.6f\n", c->lag_s);
+	buf_addf(b, "rbscope_sampling_lag_seconds %.6f\n", (double)sm->lag_ns / 1e9);
 	head(b, "rbscope_sampling_lag_max_seconds", "gauge", "The latest a tick started since the last scrape of /metrics.");
-	buf_addf(b, "rbscope_sampling_lag_max_seconds %.6f\n", c->lag_max_s);
+	buf_addf(b, "rbscope_sampling_lag_max_seconds %.6f\n", (double)sm->lag_max_ns / 1e9);
 	head(b, "rbscope_profile_build_seconds", "gauge", "Time to make the last profile answered (sampling waits meanwhile).");
 	buf_addf(b, "rbscope_profile_build_seconds %.6f\n", c->build_s);
 	head(b, "rbscope_profile_build_max_seconds", "gauge", "The longest time to make a profile since the last scrape of /metrics.");
@@ -148,8 +149,8 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 
 	head(b, "rbscope_ruby_info", "gauge", "A Ruby process sampled: its version, container and service name.");
 	for (int i = 0; i < f->n; i++) {
-		const struct fleet_target *e = f->v[i];
-		if (e->state != FLEET_LIVE)
+		const struct proc_entry *e = f->v[i];
+		if (e->state != PROC_LIVE)
 			continue;
 		buf_adds(b, "rbscope_ruby_info{");
 		proc_labels(b, e);
@@ -165,24 +166,24 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	     "Ruby threads by state at the last sample: running, gvl_wait (runnable, waiting for the GVL), blocked "
 	     "(in a system call or C code without the GVL), idle (in a known wait: sleep, Queue#pop, IO.select...), gc.");
 	for (int i = 0; i < f->n; i++)
-		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == FLEET_LIVE; k++) {
+		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == PROC_LIVE; k++) {
 			buf_adds(b, "rbscope_ruby_threads{");
 			proc_labels(b, f->v[i]);
-			buf_addf(b, ",state=\"%s\"} %u\n", state_label[k], f->v[i]->threads_now[k]);
+			buf_addf(b, ",state=\"%s\"} %u\n", profile_state_label(k), f->v[i]->threads_now[k]);
 		}
 	head(b, "rbscope_ruby_thread_samples_total", "counter",
 	     "Thread samples by state: rate() over the sum is each state's share of the threads' time.");
 	for (int i = 0; i < f->n; i++)
-		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == FLEET_LIVE; k++) {
+		for (int k = 0; k < PROFILE_STATES && f->v[i]->state == PROC_LIVE; k++) {
 			buf_adds(b, "rbscope_ruby_thread_samples_total{");
 			proc_labels(b, f->v[i]);
-			buf_addf(b, ",state=\"%s\"} %llu\n", state_label[k], (unsigned long long)f->v[i]->state_samples[k]);
+			buf_addf(b, ",state=\"%s\"} %llu\n", profile_state_label(k), (unsigned long long)f->v[i]->state_samples[k]);
 		}
 	head(b, "rbscope_ruby_gc_seconds_total", "counter",
 	     "Time the VM spent collecting garbage, estimated: ticks that found it collecting times the tick interval.");
-	double interval = f->rate_hz ? 1.0 / f->rate_hz : 0;
+	double interval = sm->o.rate > 0 ? 1.0 / sm->o.rate : 0;
 	for (int i = 0; i < f->n; i++)
-		if (f->v[i]->state == FLEET_LIVE) {
+		if (f->v[i]->state == PROC_LIVE) {
 			buf_adds(b, "rbscope_ruby_gc_seconds_total{");
 			proc_labels(b, f->v[i]);
 			buf_addf(b, "} %.3f\n", (double)f->v[i]->ticks_in_gc * interval);
@@ -190,7 +191,7 @@ int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_count
 	head(b, "rbscope_ruby_gc_seen_total", "counter",
 	     "Garbage collections the sampler caught in progress (a lower bound of their number: short ones fall between ticks).");
 	for (int i = 0; i < f->n; i++)
-		if (f->v[i]->state == FLEET_LIVE) {
+		if (f->v[i]->state == PROC_LIVE) {
 			buf_adds(b, "rbscope_ruby_gc_seen_total{");
 			proc_labels(b, f->v[i]);
 			buf_addf(b, "} %llu\n", (unsigned long long)f->v[i]->gcs_seen);

@@ -160,7 +160,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-void pusher_add(struct pusher *p, const struct fleet_target *e, const char *service, uint64_t from, uint64_t until,
+void pusher_add(struct pusher *p, const struct proc_entry *e, const char *service, uint64_t from, uint64_t until,
 		struct buf *body)
 {
 	char name[128];

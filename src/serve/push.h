@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "../lib/buf.h"
-#include "../profile/fleet.h"
+#include "../profile/procs.h"
 
 #define PUSH_QUEUE 32 /* profiles waiting; past this the oldest is dropped (and counted as failed) */
 
@@ -34,7 +34,7 @@ int pusher_start(struct pusher *p, const char *url);
  * Queue e's pprof (body, taken over: *body is left empty) for [from, until)
  * (Unix seconds), named service (NULL: the process's own, else its command).
  */
-void pusher_add(struct pusher *p, const struct fleet_target *e, const char *service, uint64_t from, uint64_t until,
+void pusher_add(struct pusher *p, const struct proc_entry *e, const char *service, uint64_t from, uint64_t until,
 		struct buf *body);
 void pusher_counts(struct pusher *p, uint64_t *ok, uint64_t *failed);
 /* Send what is queued (for at most a few seconds), then stop the thread. */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "../profile/fleet.h"
+#include "../profile/sampling.h"
 
 #define SERVE_MAX_SECONDS 300 /* the longest profile one request may ask for */
 
@@ -36,16 +36,15 @@ struct serve_options {
 int serve_listen(const struct serve_options *o);
 int serve_run(const struct serve_options *o, int listen_fd);
 
-/* The Prometheus text exposition of the fleet's state and the server's counters, appended to b. */
+/* The Prometheus text exposition of the sampling's state and the server's counters, appended to b. */
 struct serve_counters {
-	uint64_t ticks, dropped, requests[6]; /* requests by class: 2xx, 400, 401, 404, 503, other */
+	uint64_t requests[6]; /* requests by class: 2xx, 400, 401, 404, 503, other */
 	uint64_t pushes, push_failures;
-	double lag_s, lag_max_s; /* how late the last tick was, the most since the last scrape */
 	double build_s, build_max_s; /* making the last profile answered, and the longest since the last scrape */
 	double cpu_s;            /* the server's own CPU time */
 	uint64_t rss_bytes;
 };
 struct buf;
-int serve_metrics(struct buf *b, const struct fleet *f, const struct serve_counters *c);
+int serve_metrics(struct buf *b, const struct sampling *sm, const struct serve_counters *c);
 
 #endif

@@ -13,7 +13,6 @@
 #include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../lib/http.h"
-#include "../lib/ticker.h"
 #include "../output/output.h"
 #include "push.h"
 #include "serve.h"
@@ -44,9 +43,9 @@ struct server {
 	const struct serve_options *o;
 	int lfd;
 	struct conn conns[MAX_CONNS];
-	struct fleet fleet;
+	struct sampling sm;
 	struct serve_counters c;
-	int64_t wall_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	int64_t wall_offset; /* CLOCK_REALTIME - the sampling loop's time, ns */
 	struct pusher push;
 	uint64_t next_push, last_push;
 };
@@ -121,7 +120,7 @@ static void respond_text(struct server *s, struct conn *c, int status, int pprof
 static int pprof_labels_of(void *ctx, int32_t tid, struct pprof_labels *out)
 {
 	const struct server *s = ctx;
-	const struct fleet_target *e = fleet_owner(&s->fleet, tid);
+	const struct proc_entry *e = procs_owner(&s->sm.procs, tid);
 	if (!e)
 		return -1;
 	out->pid = e->pid;
@@ -129,6 +128,23 @@ static int pprof_labels_of(void *ctx, int32_t tid, struct pprof_labels *out)
 	out->container = e->container;
 	out->service = s->o->service ? s->o->service : e->service;
 	return 0;
+}
+
+struct window_filter {
+	const struct procs *ps;
+	pid_t pid;
+	unsigned mask;
+};
+
+static int keep_sample(void *ctx, int32_t tid, int state)
+{
+	const struct window_filter *w = ctx;
+	if (!(w->mask & 1u << state))
+		return 0;
+	if (!w->pid)
+		return 1;
+	const struct proc_entry *e = procs_owner(w->ps, tid);
+	return e && e->pid == w->pid;
 }
 
 /* The pprof of [from, to) for pid (0: every process), on-CPU samples only with cpu, into *out. */
@@ -139,11 +155,12 @@ static int serve_profile(struct server *s, uint64_t from, uint64_t to, pid_t pid
 	if (err)
 		return err;
 	p.keep_samples = 1;
-	p.rate_hz = s->fleet.rate_hz;
+	p.rate_hz = (uint32_t)s->o->rate;
 	p.start_ns = (uint64_t)((int64_t)from + s->wall_offset);
 	p.duration_ns = to - from;
 	unsigned mask = cpu ? 1u << PROFILE_STATE_RUNNING | 1u << PROFILE_STATE_GC : ~0u;
-	err = fleet_window(&s->fleet, &p, from, to, pid, mask);
+	struct window_filter w = { &s->sm.procs, pid, mask };
+	err = window_copy(&s->sm.window, &p, from, to, keep_sample, &w);
 	char comment[128];
 	snprintf(comment, sizeof(comment), "rbscope serve: %s clock, %s", cpu ? "CPU" : "wall",
 		 pid ? "one process" : "every process it samples");
@@ -210,12 +227,11 @@ static void targets_page(struct server *s, struct conn *c)
 {
 	struct buf b = BUF_INIT(OUT_MAX);
 	static const char *const names[] = { "live", "gone", "failed" };
-	for (int i = 0; i < s->fleet.n; i++) {
-		const struct fleet_target *e = s->fleet.v[i];
-		if (e->pid <= 0)
-			continue;
+	for (int i = 0; i < s->sm.procs.n; i++) {
+		const struct proc_entry *e = s->sm.procs.v[i];
 		buf_addf(&b, "%d\t%s\t%s\t%s\t%s\n", (int)e->pid, names[e->state],
-			 e->state == FLEET_FAILED ? err_message(e->failure) : e->t.version, e->container, e->command);
+			 e->state == PROC_FAILED ? err_message(e->failure) : e->t.version,
+			 e->container, e->command);
 	}
 	respond(s, c, 200, "text/plain; charset=utf-8", buf_str(&b), b.len, NULL);
 	buf_free(&b);
@@ -234,8 +250,9 @@ static void metrics_page(struct server *s, struct conn *c)
 		s->c.rss_bytes = rss * (unsigned long long)sysconf(_SC_PAGESIZE);
 	if (f)
 		fclose(f);
-	serve_metrics(&b, &s->fleet, &s->c);
-	s->c.lag_max_s = s->c.build_max_s = 0;
+	serve_metrics(&b, &s->sm, &s->c);
+	s->sm.lag_max_ns = 0;
+	s->c.build_max_s = 0;
 	respond(s, c, 200, "text/plain; version=0.0.4; charset=utf-8", buf_str(&b), b.len, NULL);
 	buf_free(&b);
 }
@@ -249,16 +266,16 @@ static void profile_request(struct server *s, struct conn *c, int cpu)
 	if (query_number(c->req.query, "pid", 1, 0x7fffffff, &pid) < 0)
 		return respond_text(s, c, 400, 1, "pid must be a process id");
 	if (pid) {
-		const struct fleet_target *e = fleet_find(&s->fleet, (pid_t)pid);
+		const struct proc_entry *e = procs_find(&s->sm.procs, (pid_t)pid);
 		if (!e)
 			return respond_text(s, c, 503, 1, "process %ld is not one rbscope serve samples", pid);
-		if (e->state == FLEET_GONE)
+		if (e->state == PROC_GONE)
 			return respond_text(s, c, 503, 1, "process %ld has exited", pid);
-		if (e->state == FLEET_FAILED)
+		if (e->state == PROC_FAILED)
 			return respond_text(s, c, 503, 1, "process %ld cannot be read: %s", pid, err_message(e->failure));
 	}
 	c->phase = CONN_WAIT;
-	c->from = clock_now_ns();
+	c->from = sampling_now(&s->sm);
 	c->to = c->from + (uint64_t)seconds * 1000000000ULL;
 	c->pid = (pid_t)pid;
 	c->cpu = cpu;
@@ -440,9 +457,9 @@ static void push_due(struct server *s, uint64_t now)
 	if (!s->o->push_url || now < s->next_push)
 		return;
 	uint64_t from = s->last_push, to = now;
-	for (int i = 0; i < s->fleet.n; i++) {
-		const struct fleet_target *e = s->fleet.v[i];
-		if (e->state == FLEET_FAILED || e->pid <= 0 || (e->state == FLEET_GONE && e->gone_ns <= from))
+	for (int i = 0; i < s->sm.procs.n; i++) {
+		const struct proc_entry *e = s->sm.procs.v[i];
+		if (e->state == PROC_FAILED || (e->state == PROC_GONE && e->gone_ns <= from))
 			continue; /* a process gone before this period has nothing to push (it is kept 10 min to be listed) */
 		struct buf body = BUF_INIT(OUT_MAX);
 		if (!serve_profile(s, from, to, e->pid, 1, &body) && body.len)
@@ -455,6 +472,30 @@ static void push_due(struct server *s, uint64_t now)
 	pusher_counts(&s->push, &s->c.pushes, &s->c.push_failures);
 }
 
+/* After each tick: requests whose time is up answered, pushes due made, samples no longer wanted dropped. */
+static int serve_ticked(void *ctx, struct sampling *sm, uint64_t now)
+{
+	struct server *s = ctx;
+	if (sm->ticks == 1) { /* the loop's time starts now */
+		struct timespec wall;
+		clock_gettime(CLOCK_REALTIME, &wall);
+		s->wall_offset = (int64_t)((uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec) -
+				 (int64_t)sampling_now(sm);
+	}
+	expire(s, clock_now_ns());
+	uint64_t keep_from = finish_waits(s, now);
+	push_due(s, now);
+	sampling_keep(sm, keep_from, now); /* (out of memory: kept until the next tick) */
+	return 0;
+}
+
+static int serve_wait(void *ctx, struct sampling *sm, uint64_t deadline)
+{
+	(void)sm;
+	poll_until(ctx, deadline);
+	return 0;
+}
+
 int serve_run(const struct serve_options *o, int listen_fd)
 {
 	struct server *s = calloc(1, sizeof(*s));
@@ -464,60 +505,41 @@ int serve_run(const struct serve_options *o, int listen_fd)
 	s->lfd = listen_fd;
 	for (int i = 0; i < MAX_CONNS; i++)
 		s->conns[i].fd = -1;
-	int err = fleet_init(&s->fleet, (uint32_t)o->rate);
+	/* Every process as it is (no capture on its CPU), parked ones every other tick, their samples kept a while. */
+	const struct sampling_options so = {
+		.rate = o->rate,
+		.duration = o->duration,
+		.stop = o->stop,
+		.no_capture = 1,
+		.procs = {
+			.scope = o->all ? PROCS_ALL : PROCS_GIVEN,
+			.pids = o->pids,
+			.npids = o->npids,
+			.attach = o->attach,
+			.skip_quiet = 1,
+		},
+	};
+	int err = sampling_init(&s->sm, &so, NULL);
 	if (err) {
+		sampling_free(&s->sm);
 		free(s);
 		return err;
 	}
-	s->fleet.all = o->all;
-	s->fleet.pids = o->pids;
-	s->fleet.npids = o->npids;
-	s->fleet.attach = o->attach;
-	struct timespec wall;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	uint64_t start = clock_now_ns();
-	s->wall_offset = (int64_t)((uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec) - (int64_t)start;
-	s->fleet.cur_since = start;
 	if (o->push_url && (err = pusher_start(&s->push, o->push_url))) {
-		fleet_free(&s->fleet);
+		sampling_free(&s->sm);
 		free(s);
 		return err;
 	}
-	s->last_push = start;
-	s->next_push = start + (uint64_t)(o->push_seconds * 1e9);
-	struct ticker tk;
-	ticker_init(&tk, o->rate, start);
-	uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	uint64_t next = start, dropped_before = s->c.dropped;
-	fleet_scan(&s->fleet, start, 1);
-	while (!*o->stop) {
-		uint64_t now = clock_now_ns();
-		if (now >= end)
-			break;
-		if (now < next) {
-			poll_until(s, next);
-			continue;
-		}
-		double lag = (double)(now - next) / 1e9;
-		s->c.lag_s = lag;
-		if (lag > s->c.lag_max_s)
-			s->c.lag_max_s = lag;
-		fleet_scan(&s->fleet, now, 0);
-		fleet_tick(&s->fleet, now, s->c.dropped - dropped_before);
-		dropped_before = s->c.dropped;
-		s->c.ticks++;
-		expire(s, now);
-		uint64_t keep_from = finish_waits(s, now);
-		push_due(s, now);
-		fleet_trim(&s->fleet, keep_from, now);
-		next = ticker_next(&tk, clock_now_ns(), &s->c.dropped);
-	}
+	s->last_push = 0;
+	s->next_push = (uint64_t)(o->push_seconds * 1e9);
+	const struct sampling_consumer c = { serve_ticked, serve_wait };
+	sampling_run(&s->sm, &c, s);
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].phase != CONN_FREE)
 			conn_close(&s->conns[i]);
 	if (o->push_url)
 		pusher_stop(&s->push);
-	fleet_free(&s->fleet);
+	sampling_free(&s->sm);
 	free(s);
 	return 0;
 }

@@ -38,12 +38,12 @@ static void make_stacks(struct profile *p, uint32_t *st)
 	const uint32_t gc[] = { PROFILE_FRAME_RUBY, PROFILE_FRAME_GC };
 	const uint32_t cfunc[] = { PROFILE_FRAME_CFUNC, PROFILE_FRAME_STATE };
 	st[RUNS] = stack_of(p, 2, (const char *const[]){ "main", "Foo#bar" }, ruby2);
-	st[GVL] = stack_of(p, 2, (const char *const[]){ "Foo#bar", PROFILE_STATE_GVL_FRAME }, state);
+	st[GVL] = stack_of(p, 2, (const char *const[]){ "Foo#bar", profile_state_frame(PROFILE_STATE_GVL) }, state);
 	st[READ] = stack_of(p, 2, (const char *const[]){ "IO#read", "(blocked: read)" }, state);
 	st[SELECT] = stack_of(p, 2, (const char *const[]){ "IO.select", "(blocked: select)" }, wait_state);
 	st[SLEEP] = stack_of(p, 2, (const char *const[]){ "main", "Kernel#sleep" }, wait);
 	st[GC] = stack_of(p, 2, (const char *const[]){ "main", "(garbage collection)" }, gc);
-	st[NOGVL] = stack_of(p, 2, (const char *const[]){ "Zlib.deflate", PROFILE_STATE_NOGVL_FRAME }, cfunc);
+	st[NOGVL] = stack_of(p, 2, (const char *const[]){ "Zlib.deflate", profile_state_frame(PROFILE_STATE_RUNNING) }, cfunc);
 }
 
 static void test_stack_state(void **state)
