@@ -7,8 +7,10 @@ gem=$work/rbscope.gem
 (cd "$top" && gem build rbscope.gemspec --output "$gem") >"$work/gem-build.log" 2>&1
 check "gem: builds offline (gem build)" test -s "$gem"
 gem install --local --no-document --install-dir "$work/gems" "$gem" >"$work/gem-install.log" 2>&1
-check "gem: installs offline and loads (ruby 3.1)" sh -c \
-	"GEM_PATH='$work/gems' ruby -rrbscope -e 'exit(Rbscope::Agent.socket_path.to_s.end_with?(\"/#{Process.pid}.sock\"))'"
+# Loaded from there, whatever else is installed: an empty GEM_HOME of its own, no RUBYLIB.
+check "gem: installs offline and loads from where it was installed (ruby 3.1)" sh -c \
+	"env -u RUBYLIB GEM_HOME='$work/gems' GEM_PATH='$work/gems' ruby -rrbscope -e 'exit(Rbscope::Agent.socket_path.to_s.end_with?(\"/#{Process.pid}.sock\") &&
+		\$LOADED_FEATURES.grep(%r{/rbscope\\.rb\\z}).then { |l| !l.empty? && l.all? { |f| f.start_with?(\"$work/gems/\") } })'"
 
 # start_agent VER MODE [VAR=VALUE...]: the target with the agent loaded; sets apid (and child for forker mode).
 start_agent() {
@@ -29,7 +31,7 @@ start_agent() {
 
 count() { grep -c -E "$1" "$2"; }
 
-for ver in 3.1 3.3 3.4; do
+for ver in $(rubies_except 2.7); do
 	if [ $ver != 3.1 ]; then
 		aroot=$("$top/scripts/ruby-chroot" $ver 2>"$work/chroot.err") || { skipped "agent: ruby $ver: no chroot"; continue; }
 		mkdir -p "$aroot/tmp/rbscope-it" && cp "$at" "$gem" "$aroot/tmp/rbscope-it/"
@@ -134,9 +136,9 @@ for ver in 3.1 3.3 3.4; do
 		sh -c "test $rc = 12 && grep -q \"Shop#add: cannot compile '1 +'\" '$work/e'"
 
 	# The CLI killed mid-trace: hooks come off at once, and a new trace works.
-	"$RBSCOPE" trace -p $p -m Shop#add Hash#key? >/dev/null 2>&1 &
+	"$RBSCOPE" trace -p $p -m Shop#add Hash#key? >"$work/t6" 2>&1 &
 	tp=$!
-	sleep 1
+	await_line "$work/t6" 'Shop#add <' $tp # tracing
 	kill -9 $tp; wait $tp 2>/dev/null
 	sleep 1
 	check "agent: ruby $ver: CLI SIGKILLed mid-trace: its hooks are gone within 1 s" \
@@ -148,7 +150,7 @@ for ver in 3.1 3.3 3.4; do
 		"$RBSCOPE" trace -p $p -m Shop#add -d 1.5 >"$work/t4-$i" 2>&1 &
 		eval "tr$i=\$!"
 	done
-	sleep 0.5
+	for i in 1 2 3 4; do await_line "$work/t4-$i" 'Shop#add <' "$(eval echo \$tr$i)" 15; done # all four tracing
 	kill -URG $p; kill -PROF $p
 	wait $tr1 $tr2 $tr3 $tr4
 	ok4=0
@@ -181,7 +183,7 @@ for ver in 3.1 3.3 3.4; do
 	if start_agent $ver forklater RBSCOPE_ALLOW_EVAL=1; then
 		"$RBSCOPE" trace -p $apid -m 'Shop#add(arg0)' -d 3 >"$work/x4" 2>"$work/e" &
 		tr=$!
-		sleep 1
+		await_line "$work/x4" 'Shop#add\(arg0=' $tr # tracing
 		kill -USR1 $apid
 		wait $tr
 		child=$(sed -n 's/^child //p' "$work/agent-$ver-forklater.out")
@@ -237,7 +239,7 @@ start_agent 3.1 busy && {
 		sh -c "grep -q '^ERROR unknown request type 999' '$work/c2' && grep -q '^OK rbscope-agent' '$work/c2'"
 	ruby "$ac" $sock partial >"$work/c3" 2>&1 &
 	cp=$!
-	sleep 0.5
+	await_line "$work/c3" '^sent' $cp # stalled mid-frame
 	"$RBSCOPE" backtraces -p $p >/dev/null 2>&1; rc=$?
 	wait $cp
 	check "agent: a client stalled mid-frame is dropped and others are still served" \
@@ -258,14 +260,14 @@ env XDG_RUNTIME_DIR="$work/xdg2" RUBYLIB="$top/lib:$ext" sh -c \
 	'ln -s "$0" "$XDG_RUNTIME_DIR/rbscope/$$.sock"; exec ruby -rrbscope "$1" sleep' "$work/victim" "$at" >"$work/planted.out" 2>&1 &
 apid=$!
 pids="$pids $apid"
-for _ in $(seq 50); do grep -q '^ready' "$work/planted.out" && break; sleep 0.1; done
+await_ready "$work/planted.out" $apid 50
 check "agent: a symlink planted at the socket path is replaced, not followed" \
 	sh -c "test -S '$work/xdg2/rbscope/$apid.sock' && test \"\$(cat '$work/victim')\" = precious && '$RBSCOPE' backtraces -p $apid >/dev/null"
 stop_ruby $apid
-ruby -e 'puts "ready"; sleep' >/dev/null &
+ruby -e '$stdout.sync = true; puts "ready"; sleep' >"$work/plain.out" &
 plain=$!
 pids="$pids $plain"
-sleep 0.3
+await_ready "$work/plain.out" $plain
 "$RBSCOPE" backtraces -p $plain 2>"$work/e"; rc=$?
 check "agent: a Ruby without the gem: exit 11, with a hint that names --inject and RUBYOPT" \
 	sh -c "test $rc = 11 && grep -q 'RUBYOPT=-rrbscope' '$work/e' && grep -q -- '--inject' '$work/e'"

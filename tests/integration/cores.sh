@@ -7,7 +7,7 @@ if ! command -v gcore >/dev/null; then
 	skipped "cores: gdb's gcore is missing"
 fi
 # "static": a statically linked Ruby 3.1 (scripts/static-ruby), its VM in the executable.
-for ver in 3.1 3.3 2.7 3.4 static; do
+for ver in $RUBIES static; do
 	if ! start_ruby "$ver" "$bt_script"; then
 		skipped "cores: ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
 		continue

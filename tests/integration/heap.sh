@@ -6,7 +6,7 @@ canon() { # rbscope's --json groups as sorted "key<TAB>objects<TAB>memsize" line
 		h.map { |k, (n, m)| "#{k}\t#{n}\t#{m}" }.sort.each { |l| puts l }'
 }
 hd=$top/tests/integration/ruby/heapdump.rb
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap: ruby $ver: no Ruby here"; continue; }
 	dump=$work/heap-$ver.json
 	if [ "$root" = / ]; then
@@ -88,7 +88,7 @@ check "heap: a .gz cut before its first record: exit 8, one line" \
 lk=$top/tests/integration/ruby/leak.rb
 leak_line=$(grep -n '# LEAK$' "$lk" | cut -d: -f1)
 transient_line=$(grep -n '# TRANSIENT$' "$lk" | cut -d: -f1)
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap diff: ruby $ver: no Ruby here"; continue; }
 	d=$work/leak-$ver
 	mkdir -p "$d"
@@ -116,7 +116,7 @@ compact='require "objspace"; ObjectSpace.trace_object_allocations_start
 	$keep2 = Array.new(20_000) { |i| "keep2 #{i}" }; $drop = nil; GC.start
 	File.open(ARGV[0] + "/c1.json", "w") { |f| ObjectSpace.dump_all(output: f) }; GC.compact
 	File.open(ARGV[0] + "/c2.json", "w") { |f| ObjectSpace.dump_all(output: f) }'
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap diff: ruby $ver: no Ruby here"; continue; }
 	d=$work/compact-$ver
 	mkdir -p "$d"
@@ -157,7 +157,7 @@ hg_line() { grep -n "$1" "$hg" | head -n 1 | cut -d: -f1; }
 printf 'MODULE PathHolder heapgraph.rb:%s\nHASH Hash heapgraph.rb:%s\nARRAY Array heapgraph.rb:%s\nOBJECT Planted heapgraph.rb:%s\n' \
 	"$(hg_line '^module PathHolder')" "$(hg_line '# PATH_HASH$')" "$(hg_line '# PATH_ARRAY$')" "$(hg_line '# PATH_OBJECT$')" \
 	>"$work/path-want"
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	root=$("$top/scripts/ruby-chroot" "$ver" 2>/dev/null) || { skipped "heap graph: ruby $ver: no Ruby here"; continue; }
 	g=$work/graph-$ver.json
 	if [ "$root" = / ]; then

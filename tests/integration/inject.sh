@@ -317,7 +317,7 @@ fi
 
 # Ruby 2.7 (glibc 2.31), 3.3 and 3.4 (chroots; agent.sh installed the gem in the last two, 2.7's is installed
 # here): found without --agent, busy and idle.
-for ver in 2.7 3.3 3.4; do
+for ver in $(rubies_except 3.1); do
 	root=$("$top/scripts/ruby-chroot" $ver 2>/dev/null) || { skipped "inject: ruby $ver: no chroot"; continue; }
 	if [ $ver = 2.7 ]; then
 		mkdir -p "$root/tmp/rbscope-it" && cp "$gem" "$root/tmp/rbscope-it/"

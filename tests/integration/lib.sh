@@ -1,6 +1,19 @@
 # lib.sh: the integration tests' helpers: TAP-style checks and starting Ruby programs (sourced by run).
 # Expects $top, $work, $RBSCOPE, and the counters pass, fail, skip and the pid list pids.
 
+# The Rubies the checks run on, one list: the host's (bookworm's 3.1), then those of Debian's other suites in
+# chroots (scripts/ruby-chroot); and the statically linked 3.1 (scripts/static-ruby), with and without its symbols.
+RUBIES="3.1 3.3 2.7 3.4"
+RUBIES_STATIC="static static-nodebug static-stripped"
+# rubies_except VER...: $RUBIES without those (a check that cannot run on them says why where it is used).
+rubies_except() {
+	local v out=""
+	for v in $RUBIES; do
+		case " $* " in *" $v "*) ;; *) out="$out $v" ;; esac
+	done
+	echo $out
+}
+
 ok() { pass=$((pass + 1)); echo "ok - $*"; }
 not_ok() { fail=$((fail + 1)); echo "not ok - $*"; }
 skipped() { skip=$((skip + 1)); echo "skip - $*"; }
@@ -40,21 +53,39 @@ start_ruby() {
 	await_ready "$out" $pid
 }
 
-# await_ready OUT PID [TENTHS]: wait (10 s, or TENTHS of a second) for a "ready" line in OUT while PID lives.
-# A "child N" line before it names a forked child: it goes into pids and ready_child. 0 once ready.
-await_ready() {
-	local out=$1 p=$2
-	ready_child=
-	for _ in $(seq "${3:-100}"); do
-		if grep -q '^ready' "$out" 2>/dev/null; then
-			ready_child=$(sed -n 's/^child //p' "$out")
-			[ -n "$ready_child" ] && pids="$pids $ready_child"
-			return 0
-		fi
-		kill -0 "$p" 2>/dev/null || return 1
+# await_line FILE REGEX PID [TENTHS]: wait (10 s, or TENTHS of a second) for a line matching REGEX (grep -E) in FILE
+# while PID lives (PID "": however long it takes, up to the limit). 0 once it is there: the handshake every check
+# that starts something and then acts on it waits for, instead of a sleep.
+await_line() {
+	local file=$1 re=$2 p=$3
+	for _ in $(seq "${4:-100}"); do
+		grep -q -E "$re" "$file" 2>/dev/null && return 0
+		[ -z "$p" ] || kill -0 "$p" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
+}
+
+# await_true TENTHS COMMAND...: run COMMAND every tenth of a second until it succeeds, at most TENTHS times. 0 once it
+# has: for a state a check acts on that no line announces (a probe enabled, a process listed).
+await_true() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# await_ready OUT PID [TENTHS]: wait for a "ready" line in OUT (await_line), what every Ruby program the tests start
+# prints once it is set up. A "child N" line before it names a forked child: it goes into pids and ready_child.
+await_ready() {
+	ready_child=
+	await_line "$1" '^ready' "$2" "${3:-100}" || return 1
+	ready_child=$(sed -n 's/^child //p' "$1")
+	[ -n "$ready_child" ] && pids="$pids $ready_child"
+	return 0
 }
 
 stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }

@@ -38,7 +38,7 @@ build_ext() {
 # switches TID: the context switches a thread has made (a ptrace stop is one)
 switches() { awk '/ctxt_switches/ { s += $2 } END { print s + 0 }' "/proc/$pid/task/$1/status" 2>/dev/null; }
 
-for ver in 3.1 3.3 2.7 3.4 static; do
+for ver in $RUBIES static; do
 	if ! build_ext "$ver"; then
 		skipped "native: ruby $ver: cannot build the test extension here ($(tail -n 3 "$work/ext.log" 2>/dev/null | tr '\n' ' '))"
 		continue

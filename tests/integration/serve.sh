@@ -16,6 +16,20 @@ serve_wait() {
 	done
 	return 1
 }
+# targets_until PORT LINE... : poll /targets (10 s at most: serve looks for processes every 2 s) until it has a line
+# starting with each LINE (a regular expression); it is left in $work/targets.txt. 0 once they all are.
+targets_until() {
+	local port=$1 l missing
+	shift
+	for _ in $(seq 100); do
+		curl -s "http://127.0.0.1:$port/targets" >"$work/targets.txt"
+		missing=
+		for l in "$@"; do grep -q "^$l" "$work/targets.txt" || missing=1; done
+		[ -z "$missing" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # status URL [CURL ARGS]: the HTTP status curl gets.
 status() { local u=$1; shift; curl -s -o /dev/null -w '%{http_code}' --max-time 20 "$@" "$u"; }
 
@@ -213,8 +227,7 @@ await_ready "$work/ingest.out" $ingest
 serve_all=$!
 pids="$pids $serve_all"
 serve_wait "$port2"
-sleep 0.5
-check "serve --all: finds the Rubies already running" grep -q "^$pid31	live" <(curl -s "http://127.0.0.1:$port2/targets")
+check "serve --all: finds the Rubies already running" targets_until "$port2" "$pid31	live"
 ruby -e '$stdout.sync = true; puts "ready"; loop { 1000.times { |i| i * i } }' >"$work/late.out" 2>&1 &
 late=$!
 pids="$pids $late"
@@ -239,8 +252,7 @@ fi
 await_ready "$work/late.out" $late
 await_ready "$work/ns.out" $ns_parent
 ns_ruby=$(pgrep -P "$ns_parent" | head -n 1)
-sleep 3
-curl -s "http://127.0.0.1:$port2/targets" >"$work/targets.txt"
+targets_until "$port2" "$late	live" "$ns_ruby	live" ${cg:+"$boxed	live"}
 check "serve --all: a Ruby started later is picked up" grep -q "^$late	live" "$work/targets.txt"
 check "serve --all: a Ruby in its own pid namespace is sampled (pid $ns_ruby)" grep -q "^$ns_ruby	live" "$work/targets.txt"
 go tool pprof -raw -seconds 2 "http://127.0.0.1:$port2/debug/pprof/profile?pid=$ns_ruby" >"$work/go-ns.txt" 2>/dev/null
@@ -256,8 +268,7 @@ else
 	skipped "serve --all: no cgroup hierarchy to make a container's cgroup in"
 fi
 stop_ruby $late
-sleep 2.5
-check "serve --all: a Ruby that exits is dropped" grep -q "^$late	gone" <(curl -s "http://127.0.0.1:$port2/targets")
+check "serve --all: a Ruby that exits is dropped" targets_until "$port2" "$late	gone"
 check "serve --all: its profile is then 503" \
 	test "$(status "http://127.0.0.1:$port2/debug/pprof/profile?seconds=1&pid=$late")" = 503
 kill "$ns_ruby" 2>/dev/null # unshare --fork itself ignores SIGTERM while its child runs
@@ -313,7 +324,7 @@ stop_ruby "$pid31"
 # The GC's own counters read from each VM: what the process itself says GC.count, major_gc_count,
 # GC.stat(:time) and its heap's live and free slots are, on every Ruby whose table knows rb_objspace's counters.
 gcpids="" port_gc=$((base + 5))
-for ver in 3.1 3.3 3.4 2.7; do
+for ver in $RUBIES; do
 	if start_ruby "$ver" "$top/tests/integration/ruby/gccount.rb"; then
 		gcpids="$gcpids $ver:$pid"
 	else

@@ -4,7 +4,7 @@
 # "static": a statically linked Ruby 3.1 (scripts/static-ruby: miniruby, with its DWARF), then the same
 # executable without its DWARF (the layout from the table, names from .symtab) and stripped of all but .dynsym.
 static_ruby=
-for ver in 3.1 3.3 2.7 3.4 static static-nodebug static-stripped; do
+for ver in $RUBIES $RUBIES_STATIC; do
 	rv=$ver
 	case $ver in
 	static-*)
@@ -73,7 +73,7 @@ done
 static_ruby=
 
 # Names under churn: methods returning and calling at the same depth between two reads.
-for ver in 3.1 3.3 3.4; do
+for ver in $(rubies_except 2.7); do
 	if ! start_ruby "$ver" "$top/tests/integration/ruby/names.rb"; then
 		skipped "ruby $ver: names: cannot start the program"
 		continue

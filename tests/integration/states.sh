@@ -12,7 +12,7 @@ state_share() {
 }
 between() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	if ! start_ruby "$ver" "$gvl"; then
 		skipped "states: ruby $ver: cannot start it here ($(head -c 200 "$work/chroot.err" 2>/dev/null))"
 		continue
@@ -87,7 +87,7 @@ done
 
 # A stack that read as at the sample before is named from it (a short read): it must still see every move.
 # parked.rb's mover parks 100 ms in wait_a, then 100 ms in wait_b, at the same depth; "still" never moves.
-for ver in 3.1 3.3 2.7 3.4; do
+for ver in $RUBIES; do
 	if ! start_ruby "$ver" "$top/tests/integration/ruby/parked.rb"; then
 		skipped "states: ruby $ver: parked: cannot start it here"
 		continue
@@ -113,44 +113,4 @@ for ver in 3.1 3.3 2.7 3.4; do
 		sh -c "[ -n '$unchanged' ] && [ '$unchanged' -ge $((still * 3 / 2)) ]"
 	check "states: ruby $ver: parked: a thread moving between two waits at one depth seen in each 35-65% ($a and $b samples)" \
 		sh -c "[ $((a + b)) -ge 100 ] && [ $((a * 100)) -ge $(((a + b) * 35)) ] && [ $((a * 100)) -le $(((a + b) * 65)) ]"
-done
-
-# --mode cpu against the kernel's own account: each thread's share of the samples within 3 pp of its share of the
-# CPU time /proc/PID/task/TID/stat gives it (utime + stime) over the recording, for threads that want more CPU than
-# there is (a thread waiting for a CPU is runnable, not on one); by default, --no-bpf and --blocking alike.
-# (cpu_times and cpu_share_gap: lib.sh)
-for ver in 3.1 3.4 3.3 2.7; do
-	if ! start_ruby "$ver" "$top/tests/integration/ruby/oncpu.rb"; then
-		skipped "states: ruby $ver: on-CPU reference: cannot start it here"
-		continue
-	fi
-	for how in "" --no-bpf --blocking; do
-		cpu_times "$pid" >"$work/cpu0"
-		"$RBSCOPE" record -p "$pid" -r 100 -d 3 --mode cpu $how -f summary -o "$work/oncpu.txt" 2>"$work/oncpu.err"
-		cpu_times "$pid" >"$work/cpu1"
-		gap=$(cpu_share_gap "$work/oncpu.txt" "$work/cpu0" "$work/cpu1")
-		check "states: ruby $ver: --mode cpu ${how:-(BPF)}: each thread's share within 3 pp of its share of the kernel's CPU time (largest gap ${gap} pp; $(awk '$2 == "(tid" { printf "%s %s, ", $1, $4 }' "$work/oncpu.txt"))" \
-			awk -v g="$gap" 'BEGIN { exit !(g != "none" && g <= 3) }'
-	done
-	stop_ruby "$pid"
-done
-
-# Ticks the sampler misses (3000 Hz is more than this machine keeps up with) are missed for every thread alike: the
-# busy thread's samples come from its own CPU's clock, the idle threads' from the reads that stand for the ticks
-# missed too. Each thread within 3% of the others (a second recording if the first is not: the busy thread's
-# clock stands still while another process takes its CPU, which a busy machine can make last).
-alike() { awk '$2 == "(tid" { n++; v = $4 + 0; if (!lo || v < lo) lo = v; if (v > hi) hi = v } END { exit !(n == 5 && lo > 0 && hi <= lo * 1.03) }' "$1"; }
-for ver in 3.1 3.4; do
-	if ! start_ruby "$ver" "$top/tests/integration/ruby/dropped.rb"; then
-		skipped "states: ruby $ver: dropped ticks: cannot start it here"
-		continue
-	fi
-	for try in 1 2; do
-		"$RBSCOPE" record -p "$pid" -r 3000 -d 3 -f summary -o "$work/dropped.txt" 2>"$work/dropped.err"
-		alike "$work/dropped.txt" && break
-	done
-	stop_ruby "$pid"
-	counts=$(awk '$2 == "(tid" { printf "%s %s, ", $1, $4 }' "$work/dropped.txt")
-	check "states: ruby $ver: ticks missed are missed by every thread alike (try $try; $(grep -o '[0-9]* ticks dropped' "$work/dropped.err"); $counts)" \
-		alike "$work/dropped.txt"
 done

@@ -29,7 +29,7 @@ start_usdt() {
 bpf_skip=""
 command -v bpftrace >/dev/null || bpf_skip="bpftrace is not installed"
 
-for ver in 3.1 3.3 3.4; do
+for ver in $(rubies_except 2.7); do
 	if [ $ver != 3.1 ]; then
 		uroot=$("$top/scripts/ruby-chroot" $ver 2>"$work/chroot.err") || { skipped "usdt: ruby $ver: no chroot"; continue; }
 		mkdir -p "$uroot/tmp/rbscope-it" && cp "$ut" "$ugem" "$uroot/tmp/rbscope-it/"
@@ -75,8 +75,8 @@ for ver in 3.1 3.3 3.4; do
 	# rbscope latency: the trace_latency probe's histogram (sleeps of 1 ms and 4 ms, half each).
 	"$RBSCOPE" latency -p $p rbtest_lat:work -d 3 --json >"$work/lat" 2>"$work/lat.err" &
 	lp=$!
-	sleep 1.5
-	"$RBSCOPE" probes -p $p 'rbtest_lat:*' >"$work/usdt-probes2" 2>/dev/null
+	await_true 25 sh -c "'$RBSCOPE' probes -p $p 'rbtest_lat:*' >'$work/usdt-probes2' 2>/dev/null &&
+		grep -q '^rbtest_lat:work *enabled (1)' '$work/usdt-probes2'"
 	wait $lp
 	rc=$?
 	check "usdt: ruby $ver: while rbscope latency runs, its probe is enabled (1)" grep -q '^rbtest_lat:work *enabled (1)' "$work/usdt-probes2"
@@ -87,7 +87,8 @@ for ver in 3.1 3.3 3.4; do
 	"$RBSCOPE" latency -p $p rbtest:req -d 1.5 -u ns >"$work/lat2" 2>&1
 	check "usdt: ruby $ver: latency prints count, percentiles and a log2 histogram" \
 		sh -c "grep -q 'rbtest:req  count [0-9]* (.*/s)  p50 .*p99 ' '$work/lat2' && grep -q '^\[.*) *[0-9]* |@' '$work/lat2'"
-	sleep 0.5
+	enabled_is() { tail -n 1 "$uout" | grep -q "enabled $1"; } # the target's stats line, every 0.2 s
+	await_true 20 enabled_is false
 	for c in "fire with a wrong type raises" "fire with a wrong count raises" "a block returning a wrong type raises"; do
 		check "usdt: ruby $ver: $c (checked while enabled)" grep -q "^check $c ok" "$uout"
 	done
@@ -110,14 +111,14 @@ for ver in 3.1 3.3 3.4; do
 		check "usdt: ruby $ver: bpftrace -l lists the 3 probes" test "$(grep -c ':rbtest:\(req\|flags\|tick\)$' "$work/bl")" = 3
 		bpftrace_for 3 -p $p -e 'usdt:*:rbtest:req { @h = hist(arg0); @s[str(arg1)] = count(); }' >"$work/bt" 2>&1 &
 		bp=$!
-		sleep 2
+		await_true 25 enabled_is true # attached
 		"$RBSCOPE" probes -p $p 'rbtest:req' >"$work/usdt-probes3" 2>/dev/null
 		wait $bp
 		if grep -q '@s\[GET /1\]' "$work/bt"; then
 			ok "usdt: ruby $ver: bpftrace attached: fires with their String argument"
 			check "usdt: ruby $ver: bpftrace attached: hist(arg0)" grep -q '^@h:' "$work/bt"
 			check "usdt: ruby $ver: rbscope probes shows the probe enabled under bpftrace" grep -q '^rbtest:req *enabled (1)' "$work/usdt-probes3"
-			sleep 0.5
+			await_true 20 enabled_is false
 			check "usdt: ruby $ver: enabled? back to false after bpftrace" sh -c "tail -n 1 '$uout' | grep -q 'enabled false'"
 			bpftrace_for 5 -p $p -e 'usdt:*:rbtest_stack:work { printf("%s|%s\\n", str(arg0), str(arg1)); exit(); }' \
 				>"$work/bts" 2>&1
@@ -126,11 +127,11 @@ for ver in 3.1 3.3 3.4; do
 			# disable while bpftrace is attached: the process lives on, bpftrace ends normally
 			bpftrace_for 3 -p $p -e 'usdt:*:rbtest:req { @n = count(); }' >"$work/bt2" 2>&1 &
 			bp=$!
-			sleep 1.5
+			await_true 25 enabled_is true # attached
 			kill -USR2 $p
 			wait $bp
 			rc=$?
-			sleep 0.5
+			await_true 20 sh -c "tail -n 1 '$uout' | grep -q 'provider false'"
 			check "usdt: ruby $ver: disable while bpftrace is attached: process healthy, provider off" \
 				sh -c "kill -0 $p && tail -n 1 '$uout' | grep -q 'provider false'"
 			check "usdt: ruby $ver: ... and bpftrace saw fires before it" grep -q '^@n: [1-9]' "$work/bt2"

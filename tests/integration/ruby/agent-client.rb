@@ -33,6 +33,8 @@ when "unknown"
 when "partial"
   # Half a header, then silence: the agent must give up on us (and keep serving others).
   s.write([100, 1].pack("LS"))
+  $stdout.sync = true
+  puts "sent"
   sleep 7
   puts(s.read(1).nil? ? "dropped" : "still open")
 end
