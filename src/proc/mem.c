@@ -1,4 +1,4 @@
-/* mem.c: process_vm_readv-backed and buffer-backed memory sources. */
+/* mem.c: process_vm_readv-backed and buffer-backed (plain or scripted) memory sources. */
 #include "mem.h"
 
 #include <errno.h>
@@ -65,7 +65,10 @@ void mem_open_pid(struct mem *m, pid_t pid)
 
 static int buffer_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 {
+	int err = m->hook ? m->hook(m, m->calls, addr, len, m->hook_arg) : 0;
 	m->calls++;
+	if (err)
+		return err;
 	if (len > MEM_MAX_READ || addr < m->base || addr - m->base > m->len || len > m->len - (addr - m->base))
 		return -EFAULT;
 	memcpy(buf, (const unsigned char *)m->data + (addr - m->base), len);
@@ -90,6 +93,13 @@ void mem_open_buffer(struct mem *m, uint64_t base, const void *buf, size_t len)
 	m->len = len;
 	m->read = buffer_read;
 	m->readv = buffer_readv;
+}
+
+void mem_open_script(struct mem *m, uint64_t base, const void *buf, size_t len, mem_hook_fn hook, void *arg)
+{
+	mem_open_buffer(m, base, buf, len);
+	m->hook = hook;
+	m->hook_arg = arg;
 }
 
 int mem_read_u64(struct mem *m, uint64_t addr, uint64_t *out)

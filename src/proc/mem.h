@@ -12,6 +12,10 @@ struct mem_iov {
 	size_t len;
 };
 
+struct mem;
+/* Called before each read of a scripted fake source (mem_open_script). */
+typedef int (*mem_hook_fn)(struct mem *m, uint64_t i, uint64_t addr, size_t len, void *arg);
+
 /*
  * A memory source. read() fills buf with len bytes at addr or fails whole:
  * 0, -EFAULT (unmapped), ERR_GONE (the process exited) or -EPERM.
@@ -24,10 +28,12 @@ struct mem {
 	pid_t pid;
 	uint64_t calls;
 	uint64_t bytes;
-	/* the buffer of a fake source */
+	/* the buffer of a fake source, and a scripted one's hook (mem_open_script) */
 	uint64_t base;
 	const void *data;
 	size_t len;
+	mem_hook_fn hook;
+	void *hook_arg;
 };
 
 /* Largest single read the walker asks for; bigger lengths are treated as corrupt. */
@@ -36,6 +42,15 @@ struct mem {
 void mem_open_pid(struct mem *m, pid_t pid);
 /* A fake source over len bytes at buf, seen at address base (for tests). */
 void mem_open_buffer(struct mem *m, uint64_t base, const void *buf, size_t len);
+/*
+ * The same, scripted (for tests of what the walker makes of memory that
+ * changes while it reads): hook(m, i, addr, len, arg) is called before the
+ * i-th read (from 0; each part of a readv is one) of len bytes at addr, and
+ * may change the buffer, as the target would between two reads or two parts
+ * of one process_vm_readv. It returns 0 for the read to go on, or the error
+ * the read fails with (-EFAULT: memory freed and unmapped meanwhile).
+ */
+void mem_open_script(struct mem *m, uint64_t base, const void *buf, size_t len, mem_hook_fn hook, void *arg);
 
 static inline int mem_read(struct mem *m, uint64_t addr, void *buf, size_t len)
 {

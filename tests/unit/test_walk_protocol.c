@@ -1,0 +1,845 @@
+/* test_walk_protocol.c: the walker's read-consistency protocol, on a small valid VM image a script changes mid-read. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/err.h"
+#include "ruby/layout.h"
+#include "ruby/target.h"
+#include "ruby/walk.h"
+
+/*
+ * The image: a VM, its main ractor's thread list, up to three threads (each
+ * with a native thread for its tid, an ec and a VM stack) and an iseq per
+ * method, each with its label, path and line table. Every field is placed
+ * by the layout's offsets; only the places of the parts are this file's.
+ */
+#define BASE 0x10000000ULL
+#define SIZE (512u << 10)
+#define AT_VM 0x0
+#define AT_RACTOR 0x1000
+#define AT_THREADS 0x2000 /* THREAD_SPAN apart */
+#define AT_NT 0x5000      /* 0x100 apart */
+#define AT_EC 0x6000      /* 0x100 apart */
+#define AT_SELF 0x7000
+#define AT_NAMES 0x7800
+#define AT_ISEQS 0x10000  /* ISEQ_SPAN apart */
+#define AT_STACKS 0x40000 /* STACK_SPAN apart */
+#define THREAD_SPAN 0x800
+#define ISEQ_SPAN 0x400
+#define STACK_SPAN 0x4000
+#define STACK_BYTES 0x2000 /* value stack up from the start, control frames down from the end */
+#define MAX_ISEQS 192
+#define FRAME_WORDS 5 /* a frame's share of the value stack: 2 locals, then its env (me, specval, flags) */
+#define INSNS 16
+#define PC_AT 5 /* a frame's saved pc: the instruction after the one at 4, which the second line-table entry covers */
+
+struct image {
+	const struct ruby_layout *L;
+	unsigned char *m;
+	char labels[MAX_ISEQS][16];
+	int niseq;
+	uint64_t hole_lo, hole_hi; /* reads that touch [lo, hi) fail: freed and unmapped */
+};
+
+static void put64(struct image *img, uint64_t addr, uint64_t v)
+{
+	assert_true(addr >= BASE && addr + 8 <= BASE + SIZE);
+	memcpy(img->m + (addr - BASE), &v, 8);
+}
+
+static void put32(struct image *img, uint64_t addr, uint32_t v)
+{
+	assert_true(addr >= BASE && addr + 4 <= BASE + SIZE);
+	memcpy(img->m + (addr - BASE), &v, 4);
+}
+
+static uint64_t off(int64_t field)
+{
+	assert_true(field >= 0); /* a field the walker reads, so one every 3.x layout has */
+	return (uint64_t)field;
+}
+
+static uint64_t th_addr(int i) { return BASE + AT_THREADS + (uint64_t)i * THREAD_SPAN; }
+static uint64_t ec_addr(int i) { return BASE + AT_EC + (uint64_t)i * 0x100; }
+static uint64_t stack_addr(int i) { return BASE + AT_STACKS + (uint64_t)i * STACK_SPAN; }
+static uint64_t stack_end(int i) { return stack_addr(i) + STACK_BYTES; }
+
+/* Thread i's control frame at depth d (0: the dummy frame every thread starts with). */
+static uint64_t frame_addr(const struct image *img, int i, int d)
+{
+	return stack_end(i) - (uint64_t)(d + 1) * (uint64_t)img->L->cfp_size;
+}
+
+/* An embedded String (labels and paths are short). */
+static void put_string(struct image *img, uint64_t addr, const char *s)
+{
+	const struct ruby_layout *L = img->L;
+	uint64_t len = strlen(s), flags = (uint64_t)L->t_string;
+	assert_true(len < 64);
+	if (L->rstring_len >= 0)
+		put64(img, addr + (uint64_t)L->rstring_len, len);
+	else
+		flags |= (len << L->rstring_embed_len_shift) & (uint64_t)L->rstring_embed_len_mask;
+	put64(img, addr + off(L->rbasic_flags), flags);
+	memcpy(img->m + (addr + off(L->rstring_embed_ary) - BASE), s, len + 1);
+}
+
+static void path_of(const char *label, char *out, size_t cap)
+{
+	snprintf(out, cap, "/srv/app/%s.rb", strcmp(label, "<main>") ? label : "main");
+}
+
+/* Method k's lines: its def at 10k+1, then 10k+2 from instruction 0 and 10k+5 from instruction 3. */
+static int32_t line_of(int k, int entry)
+{
+	return 10 * k + (entry ? 5 : 2);
+}
+
+static uint64_t iseq_addr(int k) { return BASE + AT_ISEQS + (uint64_t)k * ISEQ_SPAN; }
+static uint64_t code_addr(int k) { return iseq_addr(k) + 0x180; }
+
+/* The iseq of the method (or "<main>") named label, made on first use. */
+static int iseq_of(struct image *img, const char *label)
+{
+	const struct ruby_layout *L = img->L;
+	for (int k = 0; k < img->niseq; k++)
+		if (!strcmp(img->labels[k], label))
+			return k;
+	assert_true(img->niseq < MAX_ISEQS);
+	int k = img->niseq++;
+	assert_true(strlen(label) < sizeof(img->labels[k]));
+	strcpy(img->labels[k], label);
+	uint64_t is = iseq_addr(k), body = is + 0x40, info = is + 0x200, pos = is + 0x240;
+	char path[64];
+	path_of(label, path, sizeof(path));
+	put64(img, is + off(L->rbasic_flags), (uint64_t)L->t_imemo | (uint64_t)L->imemo_iseq << L->fl_ushift);
+	put64(img, is + off(L->iseq_body), body);
+	put32(img, body + off(L->body_type), (uint32_t)(strcmp(label, "<main>") ? L->iseq_type_method : L->iseq_type_main));
+	put64(img, body + off(L->body_iseq_encoded), code_addr(k));
+	put32(img, body + off(L->body_iseq_size), INSNS);
+	if (L->body_first_lineno_size == 8)
+		put64(img, body + off(L->body_first_lineno), (uint64_t)(10 * k + 1) << 1 | 1); /* a Fixnum */
+	else
+		put32(img, body + off(L->body_first_lineno), (uint32_t)(10 * k + 1));
+	put_string(img, is + 0x280, label);
+	put_string(img, is + 0x300, path);
+	put64(img, body + off(L->body_label), is + 0x280);
+	put64(img, body + off(L->body_pathobj), is + 0x300);
+	put64(img, body + off(L->body_insns_info_body), info);
+	put64(img, body + off(L->body_insns_info_positions), pos);
+	put32(img, body + off(L->body_insns_info_size), 2);
+	for (int e = 0; e < 2; e++) {
+		put32(img, info + (uint64_t)e * (uint64_t)L->insn_info_size + off(L->insn_info_line_no), (uint32_t)line_of(k, e));
+		put32(img, pos + (uint64_t)e * 4, e ? 3 : 0);
+	}
+	return k;
+}
+
+/*
+ * Write thread i's frame at depth d (0: the dummy frame) running method
+ * label ("" for the dummy), its env on the value stack below. Frames
+ * deeper than the thread's cfp stay as they were, as Ruby leaves them.
+ */
+static void put_frame(struct image *img, int i, int d, const char *label)
+{
+	const struct ruby_layout *L = img->L;
+	uint64_t cfp = frame_addr(img, i, d), ep = stack_addr(i) + (uint64_t)(FRAME_WORDS * d + FRAME_WORDS - 1) * 8;
+	uint64_t iseq = 0, pc = 0, magic = (uint64_t)L->frame_magic_dummy;
+	if (*label) {
+		int k = iseq_of(img, label);
+		iseq = iseq_addr(k);
+		pc = code_addr(k) + PC_AT * 8;
+		magic = (uint64_t)(strcmp(label, "<main>") ? L->frame_magic_method : L->frame_magic_top);
+	}
+	put64(img, cfp + off(L->cfp_pc), pc);
+	put64(img, cfp + off(L->cfp_sp), ep + 16); /* its env, and one operand */
+	put64(img, cfp + off(L->cfp_iseq), iseq);
+	put64(img, cfp + off(L->cfp_self), BASE + AT_SELF);
+	put64(img, cfp + off(L->cfp_ep), ep);
+	put64(img, ep - 16, 0);  /* no method entry: frames are named by their iseq's label */
+	put64(img, ep - 8, 0);   /* no block */
+	put64(img, ep, magic | (uint64_t)L->env_flag_local);
+}
+
+static void set_cfp(struct image *img, int i, int depth)
+{
+	put64(img, ec_addr(i) + off(img->L->ec_cfp), frame_addr(img, i, depth));
+}
+
+/* Thread i's stack: the methods in spec ("<main> a b": outermost first) over the dummy frame. */
+static int set_stack(struct image *img, int i, const char *spec)
+{
+	char buf[512], *save = NULL;
+	int d = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	put_frame(img, i, 0, "");
+	for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		put_frame(img, i, ++d, w);
+	}
+	set_cfp(img, i, d);
+	return d;
+}
+
+/* Where the living threads' list and the GVL's owner are: the main ractor (3.x) or the VM. */
+static uint64_t list_head(const struct image *img)
+{
+	const struct ruby_layout *L = img->L;
+	return L->vm_main_ractor >= 0 ? BASE + AT_RACTOR + off(L->ractor_threads_set) : BASE + AT_VM + off(L->vm_living_threads);
+}
+
+static uint64_t gvl_owner(const struct image *img)
+{
+	const struct ruby_layout *L = img->L;
+	return L->vm_main_ractor >= 0 ? BASE + AT_RACTOR + off(L->ractor_gvl_owner) : BASE + AT_VM + off(L->vm_gvl_owner);
+}
+
+/* The list of living threads: threads ids[0..n), in that order (a ccan list: next, then prev). */
+static void link_threads(struct image *img, const int *ids, int n)
+{
+	uint64_t head = list_head(img), prev = head;
+	for (int j = 0; j < n; j++) {
+		uint64_t node = th_addr(ids[j]) + off(img->L->th_lt_node);
+		put64(img, prev, node);
+		put64(img, node + 8, prev);
+		prev = node;
+	}
+	put64(img, prev, head);
+	put64(img, head + 8, prev);
+}
+
+/* Thread i's status (thread_runnable ... thread_killed), in its bits of rb_thread_t. */
+static void set_status(struct image *img, int i, int64_t status)
+{
+	const struct ruby_layout *L = img->L;
+	unsigned char *st = img->m + (th_addr(i) + off(L->th_status_byte) - BASE);
+	unsigned mask = ((1u << L->th_status_bits) - 1) << L->th_status_shift;
+	*st = (unsigned char)((*st & ~mask) | ((unsigned)status << L->th_status_shift));
+}
+
+/* Thread i's rb_thread_t, native thread and ec, its status as Ruby keeps it; name NULL for none. */
+static void put_thread(struct image *img, int i, int64_t status, int waits, uint32_t tid, const char *name)
+{
+	const struct ruby_layout *L = img->L;
+	uint64_t th = th_addr(i), ec = ec_addr(i);
+	set_status(img, i, status);
+	put64(img, th + off(L->th_ec), ec);
+	if (L->th_tid >= 0) {
+		put32(img, th + (uint64_t)L->th_tid, tid);
+	} else {
+		uint64_t nt = BASE + AT_NT + (uint64_t)i * 0x100;
+		put64(img, th + off(L->th_nt), nt);
+		put32(img, nt + off(L->nt_tid), tid);
+	}
+	put64(img, th + off(L->th_unblock_func), waits ? BASE + 0x9990 : 0); /* where it would be woken */
+	put64(img, th + off(L->th_name), (uint64_t)L->qnil);
+	if (name) {
+		put_string(img, BASE + AT_NAMES + (uint64_t)i * 0x80, name);
+		put64(img, th + off(L->th_name), BASE + AT_NAMES + (uint64_t)i * 0x80);
+	}
+	put64(img, ec + off(L->ec_vm_stack), stack_addr(i));
+	put64(img, ec + off(L->ec_vm_stack_size), STACK_BYTES / 8);
+}
+
+static struct image *image_new(const char *version)
+{
+	struct image *img = calloc(1, sizeof(*img));
+	assert_non_null(img);
+	img->L = ruby_layout_find(version, NULL);
+	assert_non_null(img->L);
+	assert_non_null(img->m = calloc(1, SIZE));
+	const struct ruby_layout *L = img->L;
+	put64(img, BASE + AT_VM + off(L->vm_main_thread), th_addr(0));
+	if (L->vm_main_ractor >= 0)
+		put64(img, BASE + AT_VM + (uint64_t)L->vm_main_ractor, BASE + AT_RACTOR);
+	return img;
+}
+
+static void image_free(struct image *img)
+{
+	free(img->m);
+	free(img);
+}
+
+/* The image most tests start from: the main thread running, a worker thread asleep. */
+#define MAIN_STACK "<main> a b c"
+#define WORKER_STACK "serve handle parse"
+static struct image *image_two_threads(const char *version)
+{
+	struct image *img = image_new(version);
+	const struct ruby_layout *L = img->L;
+	put_thread(img, 0, L->thread_runnable, 0, 4242, NULL);
+	put_thread(img, 1, L->thread_stopped_forever, 1, 4243, "worker");
+	set_stack(img, 0, MAIN_STACK);
+	set_stack(img, 1, WORKER_STACK);
+	link_threads(img, (const int[]){ 0, 1 }, 2);
+	put64(img, gvl_owner(img), th_addr(0));
+	return img;
+}
+
+/*
+ * A script: changes to the image, each made just before the nth read (from
+ * 1, once armed) that covers addr, in order; a change may also unmap memory.
+ */
+struct step {
+	uint64_t addr;
+	int nth;
+	void (*change)(struct image *img);
+};
+
+struct script {
+	struct image *img;
+	struct step steps[4];
+	int nsteps, done, seen, armed;
+};
+
+static int script_hook(struct mem *m, uint64_t i, uint64_t addr, size_t len, void *arg)
+{
+	struct script *sc = arg;
+	(void)m, (void)i;
+	if (sc->armed && sc->done < sc->nsteps) {
+		struct step *st = &sc->steps[sc->done];
+		if (st->addr >= addr && st->addr < addr + len && ++sc->seen == st->nth) {
+			sc->seen = 0;
+			sc->done++;
+			st->change(sc->img);
+		}
+	}
+	if (sc->img->hole_hi > addr && sc->img->hole_lo < addr + len)
+		return -EFAULT;
+	return 0;
+}
+
+static void target_open(struct ruby_target *t, struct script *sc)
+{
+	const struct ruby_layout *L = sc->img->L;
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(strtab_init(&t->strs), 0);
+	mem_open_script(&t->mem, BASE, sc->img->m, SIZE, script_hook, sc);
+	t->L = L;
+	t->vm = BASE + AT_VM;
+	t->symbols_searched = 1; /* no symbol table: no frame here needs one */
+	/* as much of rb_thread_t as the walker reads */
+	const int64_t ths[] = { L->th_lt_node + 8, L->th_ec, L->th_name, L->th_status_byte, L->th_tid, L->th_nt,
+				L->th_unblock_func, L->th_self };
+	for (size_t j = 0; j < sizeof(ths) / sizeof(ths[0]); j++)
+		if (ths[j] >= 0 && (size_t)ths[j] + 8 > t->th_read_len)
+			t->th_read_len = (size_t)ths[j] + 8;
+}
+
+/* A thread's frames as the walker named them, innermost first: "c /srv/app/c.rb:35, b ...". */
+static const char *got(struct ruby_target *t, const struct ruby_thread_sample *ts)
+{
+	static char out[4096];
+	size_t n = 0;
+	out[0] = '\0';
+	for (int j = 0; j < ts->nframes && n < sizeof(out); j++) {
+		const struct ruby_frame *f = &ts->frames[j];
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s%s %s:%d", j ? ", " : "", f->kind == FRAME_RUBY ? "" : "(kind?) ",
+				      strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path), f->line);
+	}
+	return out;
+}
+
+/* Just their names, for messages: "c b a <main>". */
+static const char *names(struct ruby_target *t, const struct ruby_thread_sample *ts)
+{
+	static char out[1024];
+	size_t n = 0;
+	out[0] = '\0';
+	for (int j = 0; j < ts->nframes && n < sizeof(out); j++)
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", j ? " " : "", strtab_get(&t->strs, ts->frames[j].name));
+	return out;
+}
+
+/* The same for the stack spec (outermost first) as the image holds it, each frame at its line at PC_AT. */
+static const char *want(struct image *img, const char *spec)
+{
+	static char out[4096];
+	char buf[512], *w[128], *save = NULL;
+	int n = 0;
+	size_t len = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *s = strtok_r(buf, " ", &save); s && n < 128; s = strtok_r(NULL, " ", &save))
+		w[n++] = s;
+	out[0] = '\0';
+	for (int j = n - 1; j >= 0; j--) {
+		char path[64];
+		int k = iseq_of(img, w[j]);
+		path_of(w[j], path, sizeof(path));
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s %s:%d", j < n - 1 ? ", " : "", w[j], path, line_of(k, 1));
+	}
+	return out;
+}
+
+static struct ruby_sample *sample_new(void)
+{
+	struct ruby_sample *s = malloc(sizeof(*s));
+	assert_non_null(s);
+	return s;
+}
+
+/* Thread j of sample s is thread i of the image, with stack spec, nothing left out or salvaged. */
+static void assert_thread(struct ruby_target *t, struct image *img, const struct ruby_sample *s, int j, int i,
+			  const char *spec)
+{
+	assert_true(j < s->nthreads);
+	assert_int_equal(s->threads[j].th, th_addr(i));
+	assert_string_equal(got(t, &s->threads[j]), want(img, spec));
+	assert_int_equal(s->threads[j].salvaged, 0);
+}
+
+/*
+ * The image as built, sampled four times: cold (each thread's ec learnt), in
+ * the steady state (the list read with the first thread), then quiet (both
+ * threads' stacks stayed put: one batch of small reads), each time the same
+ * two threads with exactly their stacks, states, tids and names.
+ */
+static void test_baseline_reads_the_stacks_built(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.1.2", "3.3.8", "3.4.5" };
+	struct ruby_sample *s = sample_new();
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		struct image *img = image_two_threads(versions[v]);
+		struct script sc = { .img = img };
+		struct ruby_target t;
+		target_open(&t, &sc);
+		for (int round = 0; round < 4; round++) {
+			assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+			assert_int_equal(s->nthreads, 2);
+			assert_int_equal(s->torn, 0);
+			assert_int_equal(s->retried, 0);
+			assert_int_equal(s->salvaged, 0);
+			assert_int_equal(s->unchanged, round >= 2 ? 2 : 0);
+			assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+			assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+			assert_true(s->threads[0].main);
+			assert_false(s->threads[1].main);
+			assert_int_equal(s->threads[0].state, THREAD_RUNNING);
+			assert_int_equal(s->threads[1].state, THREAD_SLEEPING);
+			assert_int_equal(s->threads[0].tid, 4242);
+			assert_int_equal(s->threads[1].tid, 4243);
+			assert_int_equal(s->threads[0].name, 0);
+			assert_string_equal(strtab_get(&t.strs, s->threads[1].name), "worker");
+		}
+		ruby_target_detach(&t);
+		image_free(img);
+	}
+	free(s);
+}
+
+/*
+ * One scripted sample: the image sampled warm times as it is (1: the
+ * steady state, each thread's ec known, read in one readv; 2: the quiet
+ * way), then once with the script armed, which must have run whole.
+ */
+static int scripted_sample(struct ruby_target *t, struct script *sc, struct ruby_sample *s, int warm)
+{
+	for (int j = 0; j < warm; j++)
+		assert_int_equal(ruby_sample_take(t, s, 0), 0);
+	sc->armed = 1;
+	int err = ruby_sample_take(t, s, 0);
+	assert_int_equal(sc->done, sc->nsteps);
+	return err;
+}
+
+/* The main thread's innermost frame (c, at depth 4): the first read that covers it is of its frames. */
+#define MAIN_TOP 4
+
+static void returned_to_a(struct image *img)
+{
+	set_cfp(img, 0, 2); /* c and b returned: their frames stay in memory, below ec->cfp */
+}
+
+/*
+ * The main thread returns from c and b between the walker's first read of
+ * ec->cfp and its read of the frames: the frames are still there, and the
+ * sample is the stack as of that first read.
+ */
+static void test_stack_returned_under_read_gives_first_read(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, MAIN_TOP), 1, returned_to_a };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->retried, 0); /* kept as read: every frame names */
+	assert_int_equal(s->salvaged, 0);
+	assert_int_equal(s->torn, 0);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+static void returned_and_went_deeper(struct image *img)
+{
+	set_stack(img, 0, "<main> a x y z"); /* c and b returned, then a called x, x y, y z */
+}
+
+/*
+ * The same, but the thread went on deeper into other calls over the frames
+ * it was in: what the walker reads from the first ec->cfp outwards is those
+ * calls' outer frames, a stack the thread was in between the reads (its
+ * frames one call path, never b or c under x).
+ */
+static void test_stack_moved_deeper_under_read_gives_one_stack(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, MAIN_TOP), 1, returned_and_went_deeper };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->retried, 0); /* kept as read: every frame names */
+	assert_int_equal(s->salvaged, 0);
+	assert_int_equal(s->torn, 0);
+	assert_thread(&t, img, s, 0, 0, "<main> a x y");
+	assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+	/* and the next sample, planned around where the stack went, reads it whole */
+	sc.armed = 0;
+	assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+	assert_thread(&t, img, s, 0, 0, "<main> a x y z");
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+/* "<main> p1 ... p25 f1 f2 f3 f4": deeper than the frames the walker reads first. */
+#define DEEP 25
+static const char *deep_stack(char *buf, size_t cap, char p, const char *tail)
+{
+	size_t n = (size_t)snprintf(buf, cap, "<main>");
+	for (int j = 1; j <= DEEP; j++)
+		n += (size_t)snprintf(buf + n, cap - n, " %c%d", p, j);
+	snprintf(buf + n, cap - n, " f1 f2 f3 f4%s", tail);
+	return buf;
+}
+
+static void outer_calls_replaced(struct image *img)
+{
+	char buf[512];
+	set_stack(img, 0, deep_stack(buf, sizeof(buf), 'q', " g1 g2"));
+}
+
+/*
+ * A deep stack: the walker reads the innermost frames (and a few more)
+ * first, the outer ones after its second read of ec->cfp. Just before it
+ * reads the outer ones, the thread returns to <main> and calls q1 ... q25,
+ * f1 ... f4, g1, g2: its innermost frames of before (f1 ... f4) are again at
+ * the same places, with the same self and env. The sample must be one of the
+ * two stacks (the first, or the second read again), never p's inner frames
+ * over q's outer ones.
+ */
+static void test_deep_stack_replaced_under_read_is_not_mixed(void **state)
+{
+	(void)state;
+	char before[512], after[512], buf[512];
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	set_stack(img, 0, deep_stack(before, sizeof(before), 'p', ""));
+	snprintf(before, sizeof(before), "%s", want(img, deep_stack(buf, sizeof(buf), 'p', "")));
+	for (int j = 1; j <= DEEP; j++) { /* (the q's iseqs exist before the sample, as a running program's do) */
+		snprintf(buf, sizeof(buf), "q%d", j);
+		iseq_of(img, buf);
+	}
+	iseq_of(img, "g1"), iseq_of(img, "g2");
+	snprintf(after, sizeof(after), "%s", want(img, deep_stack(buf, sizeof(buf), 'q', " g1 g2")));
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, 1), 1, outer_calls_replaced }; /* <main>'s frame */
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads + (int)s->torn, 2);
+	if (s->threads[0].th == th_addr(0)) {
+		const char *g = got(&t, &s->threads[0]);
+		if (strcmp(g, before) && strcmp(g, after))
+			fail_msg("a stack that never was, read clean (retried %u, salvaged %u): %s", s->retried, s->salvaged,
+				 names(&t, &s->threads[0]));
+	}
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+static void c_replaced_by_d(struct image *img)
+{
+	put_frame(img, 0, MAIN_TOP, "d"); /* c returned and b called d, at the same depth */
+}
+
+/*
+ * The innermost frame is written over between the walker's two reads of
+ * it (c returned, b called d, ec->cfp back where it was): the first read
+ * is of one instant, and the sample is the stack then.
+ */
+static void test_frame_rewritten_between_its_reads_gives_first_read(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	iseq_of(img, "d");
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, MAIN_TOP), 2, c_replaced_by_d };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->retried, 0); /* kept as read: every frame names */
+	assert_int_equal(s->salvaged, 0);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+static void d_pc_written(struct image *img)
+{
+	put64(img, frame_addr(img, 0, MAIN_TOP) + off(img->L->cfp_pc), code_addr(iseq_of(img, "d")) + PC_AT * 8);
+}
+
+static void d_iseq_written(struct image *img)
+{
+	put64(img, frame_addr(img, 0, MAIN_TOP) + off(img->L->cfp_iseq), iseq_addr(iseq_of(img, "d")));
+}
+
+/*
+ * The frame the walker reads first is half written: c's slot with d's pc
+ * and still c's iseq (pc_first) or the other way round; it is whole by the
+ * walker's second read of it. A pc outside its iseq's code is no frame:
+ * the sample may leave it out (salvaged), read the stack again (then d's
+ * whole frame), or count the thread torn; it must not name it.
+ */
+static void check_half_written(int pc_first)
+{
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	iseq_of(img, "d");
+	struct script sc = { .img = img, .nsteps = 2 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, MAIN_TOP), 1, pc_first ? d_pc_written : d_iseq_written };
+	sc.steps[1] = (struct step){ frame_addr(img, 0, MAIN_TOP), 1, pc_first ? d_iseq_written : d_pc_written };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads + (int)s->torn, 2);
+	if (s->threads[0].th == th_addr(0)) {
+		const char *g = got(&t, &s->threads[0]);
+		char whole[1024], left_out[1024];
+		snprintf(whole, sizeof(whole), "%s", want(img, "<main> a b d"));
+		snprintf(left_out, sizeof(left_out), "%s", want(img, "<main> a b"));
+		if (!(s->retried && !strcmp(g, whole)) && !(s->threads[0].salvaged && !strcmp(g, left_out)))
+			fail_msg("the half-written frame named (retried %u, salvaged %d): %s", s->retried,
+				 s->threads[0].salvaged, g);
+	}
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+static void test_half_written_frame_pc_first_is_not_named(void **state)
+{
+	(void)state;
+	check_half_written(1);
+}
+
+static void test_half_written_frame_iseq_first_is_not_named(void **state)
+{
+	(void)state;
+	check_half_written(0);
+}
+
+/* Three threads: the main one, the worker and a third blocked in I/O. */
+static struct image *image_three_threads(void)
+{
+	struct image *img = image_two_threads("3.3.8");
+	put_thread(img, 2, img->L->thread_stopped, 1, 4244, NULL);
+	set_stack(img, 2, "poll read");
+	link_threads(img, (const int[]){ 0, 1, 2 }, 3);
+	return img;
+}
+
+static void worker_exits(struct image *img)
+{
+	set_status(img, 1, img->L->thread_killed);
+	link_threads(img, (const int[]){ 0, 2 }, 2); /* its own next still names the third */
+}
+
+static void worker_exits_zeroed(struct image *img)
+{
+	worker_exits(img);
+	memset(img->m + (th_addr(1) - BASE), 0, THREAD_SPAN);
+	memset(img->m + (ec_addr(1) - BASE), 0, 0x100);
+	memset(img->m + (stack_addr(1) - BASE), 0, STACK_BYTES);
+}
+
+static void worker_exits_unmapped(struct image *img)
+{
+	worker_exits(img);
+	img->hole_lo = th_addr(1);
+	img->hole_hi = th_addr(1) + THREAD_SPAN;
+}
+
+/* The worker exits after the walker read the list, before it reads the worker: killed, left out; the third read. */
+static void test_thread_killed_between_reads_is_left_out(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_three_threads();
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ th_addr(1), 1, worker_exits };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->torn, 0);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_thread(&t, img, s, 1, 2, "poll read");
+	assert_int_equal(s->threads[1].state, THREAD_BLOCKED);
+	assert_int_equal(s->threads[1].tid, 4244);
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+/*
+ * The same, its rb_thread_t, ec and stack then zeroed (freed and scrubbed)
+ * before the walker reads it, through the main thread's stale link: no
+ * thread is made of the zeros. The sample is refused (ERR_TORN: the list
+ * broke under the read), or holds the main thread and the third (or counts
+ * the third torn, out of reach).
+ */
+static void test_thread_zeroed_between_reads_is_not_reported(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_three_threads();
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ th_addr(1), 1, worker_exits_zeroed };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	int err = scripted_sample(&t, &sc, s, 1);
+	if (err != ERR_TORN) {
+		assert_int_equal(err, 0);
+		for (int j = 0; j < s->nthreads; j++)
+			if (s->threads[j].th == th_addr(1))
+				fail_msg("the exited thread reported, from zeros: state %s, tid %d, %d frames; %d threads, %u torn",
+					 ruby_thread_state_name(s->threads[j].state), s->threads[j].tid, s->threads[j].nframes,
+					 s->nthreads, s->torn);
+		assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+		if (s->nthreads == 2)
+			assert_thread(&t, img, s, 1, 2, "poll read");
+		else
+			assert_int_equal(s->torn, 1);
+	}
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+/* The same, its memory unmapped: the list cannot be followed past it, and the sample is refused whole. */
+static void test_thread_unmapped_between_reads_refuses_sample(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_three_threads();
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ th_addr(1), 1, worker_exits_unmapped };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), ERR_TORN);
+	/* and the next sample, the list without it, reads the other two */
+	sc.armed = 0;
+	assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_thread(&t, img, s, 1, 2, "poll read");
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+/*
+ * The worker exits after the walker read its rb_thread_t, before it reads
+ * its ec and stack (freed, zeroed): counted torn and left out, the third
+ * thread read through the link read before.
+ */
+static void test_thread_exiting_under_its_stack_read_is_counted_torn(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_three_threads();
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ ec_addr(1), 1, worker_exits_zeroed };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 1), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->torn, 1);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_thread(&t, img, s, 1, 2, "poll read");
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+/*
+ * Both threads parked (read the quiet way: a few small parts in one batch);
+ * the main thread's stack moves deeper between the batch's read of its ec
+ * and of its frames: the frames no longer read as they were, and the
+ * thread is read again in full, its new stack whole; the worker stays quiet.
+ */
+static void test_quiet_thread_that_moved_is_read_in_full(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	struct script sc = { .img = img, .nsteps = 1 };
+	sc.steps[0] = (struct step){ frame_addr(img, 0, MAIN_TOP), 1, returned_and_went_deeper };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	assert_int_equal(scripted_sample(&t, &sc, s, 2), 0);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->torn, 0);
+	assert_int_equal(s->unchanged, 1);
+	assert_thread(&t, img, s, 0, 0, "<main> a x y z");
+	assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+	assert_false(s->threads[0].unchanged);
+	assert_true(s->threads[1].unchanged);
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_baseline_reads_the_stacks_built),
+		cmocka_unit_test(test_stack_returned_under_read_gives_first_read),
+		cmocka_unit_test(test_stack_moved_deeper_under_read_gives_one_stack),
+		cmocka_unit_test(test_deep_stack_replaced_under_read_is_not_mixed),
+		cmocka_unit_test(test_frame_rewritten_between_its_reads_gives_first_read),
+		cmocka_unit_test(test_half_written_frame_pc_first_is_not_named),
+		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
+		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),
+		cmocka_unit_test(test_thread_zeroed_between_reads_is_not_reported),
+		cmocka_unit_test(test_thread_unmapped_between_reads_refuses_sample),
+		cmocka_unit_test(test_thread_exiting_under_its_stack_read_is_counted_torn),
+		cmocka_unit_test(test_quiet_thread_that_moved_is_read_in_full),
+	};
+	return cmocka_run_group_tests_name("walk_protocol", tests, NULL, NULL);
+}
