@@ -254,9 +254,12 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		}
 		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
 			continue;
-		struct iseq_info *is = iseq_get_at(t, iseq, pc);
+		int torn;
+		struct iseq_info *is = iseq_get_at(t, iseq, pc, &torn);
 		if (!is) {
-			*dropped += !trusted;
+			/* a frame being pushed as it was read, or one of two calls: left out, and the read is not
+			   clean whatever it looked like (named, it would show its method at a line it is not at) */
+			*dropped += !trusted || torn;
 			continue;
 		}
 		name_iseq_frame(t, is, magic, eps[i], trusted, f);

@@ -215,9 +215,10 @@ struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr)
 	return &t->iseq_v[t->iseq_n - 1];
 }
 
-struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc)
+struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc, int *torn)
 {
 	struct iseq_info *is = iseq_get(t, addr);
+	*torn = 0;
 	if (!is || !pc || (pc >= is->encoded && pc <= is->encoded + (uint64_t)is->iseq_size * 8))
 		return is;
 	/*
@@ -228,8 +229,9 @@ struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc)
 	if (iseq_read(t, addr, &fresh))
 		return NULL;
 	if (pc < fresh.encoded || pc > fresh.encoded + (uint64_t)fresh.iseq_size * 8) {
-		iseq_info_free(&fresh); /* a torn frame, not a new iseq: keep what we had */
-		return is;
+		iseq_info_free(&fresh); /* a torn frame (iseq and pc of two calls), not a new iseq: keep what we had */
+		*torn = 1;
+		return NULL;
 	}
 	iseq_info_free(is);
 	*is = fresh;

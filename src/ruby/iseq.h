@@ -29,8 +29,11 @@ struct iseq_info *iseq_get(struct ruby_target *t, uint64_t addr);
 /*
  * The same for a frame executing at pc: an iseq whose code does not hold pc
  * was freed and its address reused, so it is read again (cache refreshed).
+ * If the iseq read again does not hold pc either, the frame is torn (its iseq
+ * and pc written by two calls, or half-written as it was read): NULL with
+ * *torn set.
  */
-struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc);
+struct iseq_info *iseq_get_at(struct ruby_target *t, uint64_t addr, uint64_t pc, int *torn);
 /* The source line executing at pc (a frame's saved pc), or the iseq's first line. */
 int32_t iseq_line(const struct iseq_info *is, uint64_t pc);
 /*

@@ -165,6 +165,7 @@ struct stack_view {
 	int n, skip;       /* frames to name from top, and outer frames left out */
 	int covered;       /* the read holds all n frames */
 	int torn;          /* the stack moved under the read: salvaged, each frame validated as it is named */
+	int rewritten;     /* a frame live at the end was another method's when first read: read again */
 };
 
 enum { VIEW_OK = 0, VIEW_AGAIN = 1, VIEW_RELEARN = 2 };
@@ -210,15 +211,28 @@ static int judge_stack_read(const struct ruby_target *t, struct walk_cache *c, s
 	 * tells. Otherwise salvaged: kept, each frame validated as it is named.
 	 */
 	v->torn = sr->cfpm != cfp1 || !ok1 || !ok2 || cfp2 >= flo + sr->again;
+	uint64_t top = v->top;
+	const unsigned char *first = c->buf + (top - flo), *second = c->buf + (sr->fhi - flo) + (sr->vhi - sr->vlo) + (top - flo);
 	if (!v->torn && v->covered) {
 		/* and the innermost frames, read twice, did not change under the read */
-		uint64_t top = v->top;
-		const unsigned char *first = c->buf + (top - flo), *second = c->buf + (sr->fhi - flo) + (sr->vhi - sr->vlo) + (top - flo);
 		for (uint64_t i = 0; i < 4 && i < (uint64_t)v->n && top - flo + (i + 1) * csz <= sr->again && cfp2 <= top; i++)
 			v->torn = v->torn || walk_word(first + i * csz, L->cfp_iseq) != walk_word(second + i * csz, L->cfp_iseq) ||
 				  walk_word(first + i * csz, L->cfp_ep) != walk_word(second + i * csz, L->cfp_ep) ||
 				  walk_word(first + i * csz, L->cfp_self) != walk_word(second + i * csz, L->cfp_self);
 	}
+	/*
+	 * Torn or not: the outermost frame read twice, still live at the end,
+	 * that the two reads give different methods was returned past and
+	 * called again by another method between them, and the outer frames were
+	 * read in between: they may be of that other call path, under inner
+	 * frames of the first (called back the same, at the same places, they
+	 * validate): a stack that never was. Read again. (A call of the same
+	 * method again, another self or env, is the same path; a change further
+	 * in, with this frame as it was, stayed within the frames read first.)
+	 */
+	uint64_t last = flo + sr->again - csz;
+	if (v->covered && last >= top && last >= cfp2 && last + csz < end)
+		v->rewritten = walk_word(first + (last - top), L->cfp_iseq) != walk_word(second + (last - top), L->cfp_iseq);
 	w->top.cfp = ok2 ? cfp2 : cfp1;
 	return VIEW_OK;
 }
@@ -286,7 +300,7 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	w->top.me = c->eps[0][0];
 	int dropped = 0;
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
-	r->salvaged = dropped > 0; /* kept without the frames that did not read as frames */
+	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
 	   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */

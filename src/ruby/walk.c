@@ -139,7 +139,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		vm_list_parse(&a, lbuf, &head, &node, &owner);
 		s->gc = vm_gc_phase(L, gcw);
 		if (have_th && node == c->first_th + (uint64_t)L->th_lt_node) {
-			node = walk_word(th, L->th_lt_node);
+			if (!(node = walk_word(th, L->th_lt_node)))
+				return ERR_TORN; /* see below */
 			finish_thread(t, s, w, th, owner, flags, err, &r);
 			c->order[nord++] = c->first_th;
 			first_done = 1;
@@ -179,7 +180,10 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 			return err;
 		if (!have_th)
 			return ERR_TORN;
-		node = walk_word(tp, L->th_lt_node); /* next */
+		/* The list is a ring: a thread linked to nothing was freed (and scrubbed) after the link to it
+		   was read. It is no thread, and the rest of the list is out of reach: the sample is refused. */
+		if (!(node = walk_word(tp, L->th_lt_node)))
+			return ERR_TORN;
 		finish_thread(t, s, w, tp, owner, flags, err, &r);
 		c->order[nord++] = thaddr;
 	}

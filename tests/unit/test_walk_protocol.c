@@ -549,7 +549,7 @@ static void outer_calls_replaced(struct image *img)
 static void test_deep_stack_replaced_under_read_is_not_mixed(void **state)
 {
 	(void)state;
-	char before[512], after[512], buf[512];
+	char before[4096], after[4096], buf[512];
 	struct ruby_sample *s = sample_new();
 	struct image *img = image_two_threads("3.3.8");
 	set_stack(img, 0, deep_stack(before, sizeof(before), 'p', ""));
