@@ -11,7 +11,7 @@ LDLIBS = -lbpf -ldw -lelf -lz -lm -pthread
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c src/serve/*.c src/heap/*.c src/agent/*.c)
+	src/profile/*.c src/output/*.c src/serve/*.c src/heap/*.c src/agent/*.c src/inject/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/ruby/capture_obj.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
@@ -27,7 +27,7 @@ EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb s
 	src/agent/ring.h src/agent/hist.h
 EXT_SO := $(BUILD)/ext/rbscope/rbscope.so
 
-# The code --inject places in a Ruby process (src/agent/boot/boot.c): freestanding, position-independent, one .text
+# The code --inject places in a Ruby process (src/inject/boot/boot.c): freestanding, position-independent, one .text
 # with no relocations (scripts/blob-header checks), as bytes in a header. Never built with the sanitizers.
 BOOT_CFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protector -fno-asynchronous-unwind-tables \
 	-fno-unwind-tables -fno-jump-tables -fno-reorder-blocks-and-partition -fno-reorder-functions -fcf-protection=none \
@@ -61,13 +61,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(CPPFLAGS) -c -o $@ $<
 
-$(BUILD)/boot_blob.h: src/agent/boot/boot.c src/agent/boot.h scripts/blob-header
+$(BUILD)/boot_blob.h: src/inject/boot/boot.c src/inject/boot.h scripts/blob-header
 	@mkdir -p $(BUILD)/boot
-	$(CC) $(BOOT_CFLAGS) -c -o $(BUILD)/boot/boot.o src/agent/boot/boot.c
+	$(CC) $(BOOT_CFLAGS) -c -o $(BUILD)/boot/boot.o src/inject/boot/boot.c
 	scripts/blob-header $(BUILD)/boot/boot.o boot_entry >$@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/agent/inject.o: $(BUILD)/boot_blob.h
-$(BUILD)/src/agent/inject.o: CPPFLAGS += -I$(BUILD)
+$(BUILD)/src/inject/inject.o: $(BUILD)/boot_blob.h
+$(BUILD)/src/inject/inject.o: CPPFLAGS += -I$(BUILD)
 
 # The BPF program that samples a thread on its own CPU (src/ruby/capture.c), compiled by clang and placed in the
 # binary as bytes (capture_obj.S). -g: libbpf reads its maps from the BTF.

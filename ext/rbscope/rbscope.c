@@ -11,7 +11,7 @@
 /*
  * The Ruby this extension was built for, in a section of its own: rbscope's
  * --inject reads it before it writes anything into a process, and refuses
- * one built for another Ruby (src/agent/inject.c). A build for a static Ruby
+ * one built for another Ruby (src/inject/inject.c). A build for a static Ruby
  * links no libruby, so its DT_NEEDED cannot say.
  */
 __attribute__((used, section(".rbscope.ruby"))) static const char built_for[] =

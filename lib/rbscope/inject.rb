@@ -1,5 +1,5 @@
 # inject.rb: what `rbscope ... --inject` loads in a process that never required the agent, in a Ruby thread of its
-# own that a postponed job started (src/agent/boot/boot.c): the load path it was given in $rbscope_inject
+# own that a postponed job started (src/inject/boot/boot.c): the load path it was given in $rbscope_inject
 # ("lib\next\nuid\npid"), the agent, and one line on stderr saying who loaded it and when. Never raises into the app:
 # a failure is that one line, and the exception ends only this thread.
 lib, ext, uid, pid = $rbscope_inject.to_s.split("\n")

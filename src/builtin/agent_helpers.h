@@ -8,7 +8,7 @@
 
 #define AGENT_CLI_TIMEOUT_MS 10000
 
-#include "../agent/inject.h"
+#include "../inject/inject.h"
 #include "../lib/opt.h"
 
 struct agent_conn;

@@ -1,4 +1,4 @@
-/* boot.h: what `--inject` hands the code it places in a Ruby process (src/agent/boot/boot.c): addresses there, and where it reports. */
+/* boot.h: what `--inject` hands the code it places in a Ruby process (src/inject/boot/boot.c): addresses there, and where it reports. */
 #ifndef RBSCOPE_BOOT_H
 #define RBSCOPE_BOOT_H
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/client.h"
 #include "../elf/elfsym.h"
 #include "../lib/buf.h"
 #include "../lib/clock.h"
@@ -29,7 +30,6 @@
 #include "../ruby/walk.h"
 #include "boot.h"
 #include "boot_blob.h"
-#include "client.h"
 
 /* The mapping placed in the target: code and trampoline, then struct boot and its Ruby code, then a stack. */
 #define MAP_LEN (64 * 1024)
