@@ -37,9 +37,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			   "a number of samples per second from 1 to 10000"),
 		OPT_SECONDS('d', "duration", &o->duration, "stop after SECS seconds (default: Ctrl-C or the process exits)"),
 		OPT_STRING('o', "output", &o->output, "FILE",
-			   "write the profile to FILE; its ending picks the format (.svg, .html,\n"
-			   ".speedscope.json, .gecko.json, .pb.gz, callgrind.out.*, .collapsed)\n"
-			   "(default: standard output, or rbscope-PID-TIME.svg when that is a terminal)"),
+			   "write the profile to FILE; its ending picks the format (.svg, .html, ...:\n"
+			   "`rbscope help formats` lists them) (default: standard output, or\n"
+			   "rbscope-PID-TIME.svg when that is a terminal)"),
 		BUILTIN_OPT_FORMAT(&o->format),
 		BUILTIN_OPT_FLAME,
 		OPT_STRING(0, "raw", &o->raw, "FILE", "also write every sample with its time and thread, for `rbscope report`"),
