@@ -140,3 +140,78 @@ for ver in 3.1 3.4; do
 	check "states: ruby $ver: ticks missed are missed by every thread alike (try $try; $(grep -o '[0-9]* ticks dropped' "$work/dropped.err"); $counts)" \
 		alike "$work/dropped.txt"
 done
+
+# Each thread's GVL wait without stopping it against --blocking's (every thread stopped for each sample: exact),
+# on every Ruby: two CPU-bound threads (tests/integration/ruby/gvl.rb) each wait about half the time.
+# (state_share: lib.sh)
+for ver in $RUBIES; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/gvl.rb"; then
+		skipped "accuracy: ruby $ver: GVL waits: cannot start it here"
+		continue
+	fi
+	"$RBSCOPE" record -p "$pid" -r 200 -d 3 -f summary -o "$work/gvl-acc.txt" 2>/dev/null
+	"$RBSCOPE" record -p "$pid" -r 100 -d 3 --blocking -f summary -o "$work/gvl-acc-blocking.txt" 2>/dev/null
+	for t in cpu-a cpu-b; do
+		a=$(state_share "$work/gvl-acc.txt" $t 6) b=$(state_share "$work/gvl-acc-blocking.txt" $t 6)
+		check "states: ruby $ver: $t's GVL wait without stopping it (${a:-none}%) is within 15 pp of --blocking's (${b:-none}%)" \
+			sh -c "[ -n '$a' ] && [ -n '$b' ] && [ \$(( $a - $b )) -le 15 ] && [ \$(( $b - $a )) -le 15 ]"
+	done
+	stop_ruby "$pid"
+done
+
+# serve's profiles against --blocking over the same seconds.
+export PPROF_TMPDIR=$work/pprof HOME=$work # go tool pprof keeps what it fetched there
+mkdir -p "$PPROF_TMPDIR"
+aport=$((20000 + ($$ + 100) % 20000))
+# serve_against_blocking TAG PORT RATE KIND SECONDS METHOD...: serve process $pid at RATE, fetch its KIND
+# profile (profile: CPU, or wall) of the next SECONDS while `record --blocking` (every thread stopped for each
+# read: the exact reference) reads the same seconds, and check each Object#METHOD's share within 5 pp of it.
+# serve's /metrics at the end is left in $work/TAG-metrics.txt.
+serve_against_blocking() {
+	local tag=$1 port=$2 rate=$3 kind=$4 secs=$5 sv fetch m s b what=CPU
+	shift 5
+	[ "$kind" = wall ] && what=wall
+	"$RBSCOPE" serve -p "$pid" -l "127.0.0.1:$port" -r "$rate" 2>"$work/$tag.err" &
+	sv=$!
+	pids="$pids $sv"
+	serve_wait "$port"
+	curl -s -o "$work/$tag.pb.gz" --max-time 30 "http://127.0.0.1:$port/debug/pprof/$kind?seconds=$secs" &
+	fetch=$!
+	"$RBSCOPE" record -p "$pid" --blocking -r 200 -d "$secs" -f summary -o "$work/$tag-blocking.txt" 2>/dev/null
+	wait $fetch
+	curl -s "http://127.0.0.1:$port/metrics" >"$work/$tag-metrics.txt"
+	kill $sv
+	wait $sv 2>/dev/null
+	go tool pprof -top -cum -nodecount=100 "$work/$tag.pb.gz" >"$work/$tag-top.txt" 2>/dev/null
+	for m in "$@"; do
+		s=$(awk -v m="Object#$m" '$NF == m { v = $5; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/$tag-top.txt")
+		b=$(awk -v m="Object#$m" '$5 == m { v = $2; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$work/$tag-blocking.txt")
+		check "serve: its $what profile gives Object#$m ${s:-none}% of the time, --blocking ${b:-none}% (within 5 pp)" \
+			sh -c "[ -n '$s' ] && [ -n '$b' ] && [ \$(( $s - $b )) -le 5 ] && [ \$(( $b - $s )) -le 5 ]"
+	done
+}
+
+# Truth: serve's CPU profile over 10 s of periodic.rb (6, 3 and 1 ms of three methods in turn: 60/30/10%).
+if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
+	serve_against_blocking x $((aport + 1)) 200 profile 10 six three one
+	stop_ruby "$pid"
+else
+	not_ok "serve: cannot start periodic.rb on ruby 3.1"
+fi
+
+# A process whose threads stay parked is read every other tick, each read counting for both: its shares must
+# stay the truth. idle-cycle.rb works 300 ms, then sleeps 300 ms in rest_a and 300 ms in rest_b: serve's wall
+# profile of 12 s at 50 Hz (each parked stretch spans 15 ticks, past the 3 quiet reads).
+if start_ruby 3.1 "$top/tests/integration/ruby/idle-cycle.rb"; then
+	serve_against_blocking q $((aport + 2)) 50 wall 12 work rest_a rest_b
+	left=$(awk '$1 == "rbscope_reads_left_out_total" { print $2 }' "$work/q-metrics.txt")
+	ticks=$(awk '$1 == "rbscope_ticks_total" { print $2 }' "$work/q-metrics.txt")
+	samples=$(awk '$1 == "rbscope_samples_total" { print $2 }' "$work/q-metrics.txt")
+	check "serve: a process parked for stretches is read every other tick then (${left:-none} reads left out of ${ticks:-none} ticks)" \
+		sh -c "[ -n '$left' ] && [ '$left' -ge $((ticks / 8)) ] && [ '$left' -le $((ticks / 2)) ]"
+	check "serve: ... and still counts a sample a tick (${samples:-none} samples in ${ticks:-none} ticks, the last read may be owed)" \
+		sh -c "[ -n '$samples' ] && [ '$samples' -ge $((ticks - 1)) ] && [ '$samples' -le '$ticks' ]"
+	stop_ruby "$pid"
+else
+	not_ok "serve: cannot start idle-cycle.rb on ruby 3.1"
+fi

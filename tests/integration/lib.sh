@@ -88,6 +88,22 @@ await_ready() {
 	return 0
 }
 
+# serve_wait PORT: wait (5 s) until something answers on PORT.
+serve_wait() {
+	for _ in $(seq 50); do
+		curl -s -o /dev/null "http://127.0.0.1:$1/" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# state_share FILE THREAD FIELD: a thread's share (%) in one column of summary's thread table, whose rows read
+# "NAME (tid N) SAMPLES RUNNING GVL-WAIT BLOCKED IDLE GC": field 6 GVL wait, 7 blocked, 8 idle; rounded to an
+# integer, empty if the thread is not in it.
+state_share() {
+	awk -v t="$2" -v c="$3" '$1 == t && $2 == "(tid" { v = $c; sub(/%/, "", v); printf "%d\n", v + 0.5 }' "$1"
+}
+
 stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 line_of() { grep -n "$1" "$2" | head -n 1 | cut -d: -f1; }
