@@ -110,10 +110,12 @@ static void set_process_frame(struct procs *ps, struct proc_entry *e)
 static int start(struct procs *ps, struct proc_entry *e)
 {
 	int err = sampler_init(&e->s, &e->t, ps->profile, &ps->cfg.sampler);
-	if (!err && ps->cfg.blocking && (err = pauser_attach(&e->pz, e->pid)))
+	if (!err && ps->cfg.blocking)
+		err = pauser_attach(&e->pz, e->pid);
+	if (err) {
 		sampler_free(&e->s);
-	if (err)
 		return err;
+	}
 	if (ps->cfg.capture_hz) {
 		char why[sizeof(ps->capture_why)];
 		if (!sampler_capture(&e->s, ps->cfg.capture_hz, why, sizeof(why)))
@@ -241,7 +243,7 @@ void procs_scan(struct procs *ps, uint64_t now, int force)
 	for (int i = 0; i < ps->n; i++) {
 		struct proc_entry *e = ps->v[i];
 		unsigned long long started;
-		if (e->state == PROC_LIVE && (task_start_time(e->pid, &started) || started != e->started))
+		if (e->state == PROC_LIVE && (task_start_time(e->pid, &started) || (e->started && started != e->started)))
 			set_gone(ps, e, now);
 	}
 	if (ps->cfg.scope == PROCS_GIVEN) {
