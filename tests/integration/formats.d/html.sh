@@ -16,8 +16,8 @@ if start_ruby 3.1 "$top/tests/integration/ruby/mostly-idle.rb"; then
 	# (2 s: the two working threads take the GVL in turn, 100 ms each, and a busy machine can starve one for a while)
 	"$RBSCOPE" record -p "$pid" -r 200 -d 2 -f html -o "$fmtdir/idle.html" 2>/dev/null
 	stop_ruby "$pid"
-	work=$(sed -n '/id="flamegraph-work"/,/<\/svg>/p' "$fmtdir/idle.html")
-	check "html: a mostly idle profile: the work first, without the waits, a note of the waits' share and of --mode cpu ($(grep -o '[0-9.]*% of the samples are threads waiting' "$fmtdir/idle.html"); in the work graph: work_a $(echo "$work" | grep -c 'Object#work_a'), work_b $(echo "$work" | grep -c 'Object#work_b'), Kernel#sleep $(echo "$work" | grep -c '<title>Kernel#sleep'))" \
+	wgraph=$(sed -n '/id="flamegraph-work"/,/<\/svg>/p' "$fmtdir/idle.html")
+	check "html: a mostly idle profile: the work first, without the waits, a note of the waits' share and of --mode cpu ($(grep -o '[0-9.]*% of the samples are threads waiting' "$fmtdir/idle.html"); in the work graph: work_a $(echo "$wgraph" | grep -c 'Object#work_a'), work_b $(echo "$wgraph" | grep -c 'Object#work_b'), Kernel#sleep $(echo "$wgraph" | grep -c '<title>Kernel#sleep'))" \
 		sh -c "grep -q 'id=\"flamegraph-work\"' '$fmtdir/idle.html' && grep -q -- '--mode cpu' '$fmtdir/idle.html' &&
 			test \$(grep -o 'id=\"flamegraph-work\"' '$fmtdir/idle.html' | wc -l) = 1 &&
 			sed -n '/id=\"flamegraph-work\"/,/<\\/svg>/p' '$fmtdir/idle.html' | grep -q 'Object#work_a' &&
