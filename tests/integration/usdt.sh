@@ -127,7 +127,10 @@ for ver in $(rubies_except 2.7); do
 			# disable while bpftrace is attached: the process lives on, bpftrace ends normally
 			bpftrace_for 3 -p $p -e 'usdt:*:rbtest:req { @n = count(); }' >"$work/bt2" 2>&1 &
 			bp=$!
-			await_true 25 enabled_is true # attached
+			# bpftrace raises the semaphore before its uprobe is live, and nothing says when that is: the
+			# semaphore, then a second for the uprobe (without it, a fresh-clone run saw no fire counted)
+			await_true 25 enabled_is true
+			sleep 1
 			kill -USR2 $p
 			wait $bp
 			rc=$?
