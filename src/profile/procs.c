@@ -377,7 +377,8 @@ int procs_tick(struct procs *ps, uint64_t now, uint64_t missed)
 				if (profile_add(ps->profile, s.stack, s.t_ns, s.tid))
 					break;
 			}
-		tally(ps, e, before, after, ticks);
+		if (ps->cfg.tally)
+			tally(ps, e, before, after, ticks);
 	}
 	/* Each process's captures are timed within the tick, before the samples of the processes read ahead of it. */
 	int oerr = profile_order_samples(ps->profile, first);

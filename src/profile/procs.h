@@ -51,6 +51,8 @@ struct procs_config {
 	int blocking;                /* stop each process's threads around its read (ptrace) */
 	int capture_hz;              /* sample each process's GVL holder on its own CPU at this rate (sampler_capture); 0: no */
 	int skip_quiet;              /* read a process whose threads all stay parked every other tick (procs_tick) */
+	int tally;                   /* keep each process's threads by state, its GC seen, and which process each
+					thread is (procs_owner): serve's /metrics and per-process profiles */
 	/* Told of each process procs_scan attaches (NULL: nobody), with ctx. */
 	void (*followed)(void *ctx, const struct proc_entry *e);
 	void *ctx;
@@ -70,7 +72,7 @@ struct procs {
 	size_t cap;
 	int lead;                    /* v[0] leads (procs_add made it) */
 	struct profile *profile;
-	struct map tid_owner;        /* thread id -> its struct proc_entry *, for the samples held */
+	struct map tid_owner;        /* (tally) thread id -> its struct proc_entry *, for the samples held */
 	struct map unlikely;         /* PROCS_ALL: pid -> when to look again at a process that did not look like Ruby */
 	uint64_t next_scan, scans;
 	uint64_t attached, dropped;  /* processes attached by procs_scan (followed), forgotten */

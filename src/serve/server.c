@@ -517,6 +517,7 @@ int serve_run(const struct serve_options *o, int listen_fd)
 			.npids = o->npids,
 			.attach = o->attach,
 			.skip_quiet = 1,
+			.tally = 1,
 		},
 	};
 	int err = sampling_init(&s->sm, &so, NULL);
