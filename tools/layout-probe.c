@@ -164,6 +164,12 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_cfp_iseq OFF(rb_control_frame_t, iseq)
 #define F_cfp_self OFF(rb_control_frame_t, self)
 #define F_cfp_ep OFF(rb_control_frame_t, ep)
+/* where JIT code returns to (3.1+): set once a frame has run JIT code, whose pc the JIT saves only when it must */
+#if V(3, 1)
+#define F_cfp_jit_return OFF(rb_control_frame_t, jit_return)
+#else
+#define F_cfp_jit_return NONE
+#endif
 #define F_frame_magic_mask VM_FRAME_MAGIC_MASK
 #define F_frame_magic_method VM_FRAME_MAGIC_METHOD
 #define F_frame_magic_block VM_FRAME_MAGIC_BLOCK

@@ -9,6 +9,7 @@
 #include "../lib/json.h"
 #include "../proc/core.h"
 #include "../proc/task.h"
+#include "../ruby/jit.h"
 #include "../ruby/layout.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
@@ -40,6 +41,9 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 {
 	printf("%s %d: ruby %s\n", t->core ? "Core of process" : "Process", (int)t->pid,
 	       t->description[0] ? t->description : t->version);
+	const char *jit = ruby_jit_on(t);
+	if (jit)
+		printf("%s on: a frame running JIT code shows its line as ?\n", jit);
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->threads[i];
 		const char *name = th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "";
@@ -58,9 +62,11 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 				printf("    %s [native, %s]\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path));
 			else if (f->kind == FRAME_GC || !f->path) /* the GC has no place in the source */
 				printf("    %s\n", strtab_get(&t->strs, f->name));
+			else if (f->line == FRAME_LINE_UNKNOWN)
+				printf("    %s (%s:?)\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path));
 			else
-				printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name),
-				       f->path ? strtab_get(&t->strs, f->path) : "?", f->line);
+				printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path),
+				       f->line);
 		}
 	}
 	if (s->torn)
@@ -71,6 +77,12 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 {
 	printf("{\"pid\":%d,\"ruby_version\":", (int)t->pid);
 	json_write_string(stdout, t->version);
+	const char *jit = ruby_jit_on(t);
+	printf(",\"jit\":");
+	if (jit) /* (a name from our own table) */
+		printf("\"%s\"", jit);
+	else
+		printf("null");
 	printf(",\"torn\":%u,\"threads\":[", s->torn);
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->threads[i];
@@ -88,7 +100,10 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 			json_write_string(stdout, strtab_get(&t->strs, f->name));
 			printf(",\"path\":");
 			json_write_string(stdout, strtab_get(&t->strs, f->path));
-			printf(",\"line\":%d,\"kind\":\"%s\"}", f->line, kind_name(f->kind));
+			if (f->line == FRAME_LINE_UNKNOWN) /* (running JIT code: the line is not known) */
+				printf(",\"line\":null,\"kind\":\"%s\"}", kind_name(f->kind));
+			else
+				printf(",\"line\":%d,\"kind\":\"%s\"}", f->line, kind_name(f->kind));
 		}
 		printf("]}");
 	}

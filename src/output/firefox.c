@@ -235,11 +235,12 @@ static int write_tables(const struct gecko_thread *g, const struct profile *p, s
 		const struct profile_frame *fr = &p->frames[g->frames[i]];
 		const char *name = strtab_get(&p->strs, fr->name), *path = strtab_get(&p->strs, fr->path);
 		fputs(i ? ",\n" : "\n", f);
-		if (fr->kind != PROFILE_FRAME_RUBY || !*path || fr->line <= 0) {
+		if (fr->kind != PROFILE_FRAME_RUBY || !*path || (fr->line <= 0 && fr->line != PROFILE_LINE_UNKNOWN)) {
 			json_write_string(f, name);
 			continue;
 		}
-		int err = json_write_stringf(f, b, "%s (%s:%d)", name, path, (int)fr->line);
+		int err = fr->line == PROFILE_LINE_UNKNOWN ? json_write_stringf(f, b, "%s (%s:?)", name, path)
+							   : json_write_stringf(f, b, "%s (%s:%d)", name, path, (int)fr->line);
 		if (err)
 			return err;
 	}

@@ -140,6 +140,8 @@ void output_frame_label(const struct profile *p, uint32_t frame, int with_line, 
 		snprintf(out, cap, "%s", name);
 	else if (with_line && f->line > 0)
 		snprintf(out, cap, "%s (%s:%d)", name, path, f->line);
+	else if (with_line && f->line == PROFILE_LINE_UNKNOWN)
+		snprintf(out, cap, "%s (%s:?)", name, path);
 	else
 		snprintf(out, cap, "%s (%s)", name, path);
 }

@@ -107,6 +107,8 @@ void summary_label(const struct profile *p, const struct summary_row *r, int by_
 	const struct profile_frame *fr = &p->frames[r->frame];
 	if (by_line && has_line(fr))
 		snprintf(out, cap, "%s:%d", strtab_get(&p->strs, fr->path), fr->line);
+	else if (by_line && fr->line == PROFILE_LINE_UNKNOWN) /* (its function's frames of unknown line) */
+		snprintf(out, cap, "%s:? (%s)", strtab_get(&p->strs, fr->path), strtab_get(&p->strs, fr->name));
 	else
 		output_frame_label(p, r->frame, 0, out, cap);
 }

@@ -20,6 +20,12 @@ enum profile_frame_kind {
 	PROFILE_FRAME_NATIVE = 6,    /* --native: a native function over the C method that called it; path is its file */
 	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
 };
+/*
+ * A Ruby frame's line when it ran JIT code whose pc the JIT had not saved:
+ * its method is known, its line is not ("path:?" in text, no line in JSON
+ * formats, 0 in pprof). Kept in --raw files as it is.
+ */
+#define PROFILE_LINE_UNKNOWN (-2)
 
 /*
  * What a thread was doing in a sample, as its stack shows it: a state frame at

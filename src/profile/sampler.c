@@ -290,6 +290,15 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 	return st < 0 ? (st == -1 ? -ENOMEM : st) : st;
 }
 
+/* Is th's innermost Ruby frame (or the C method it called) one running JIT code, its line unknown? */
+static int jit_line_unknown(const struct ruby_thread_sample *th)
+{
+	for (int j = 0; j < th->nframes; j++)
+		if (th->frames[j].kind == FRAME_RUBY || th->frames[j].kind == FRAME_CFUNC || th->frames[j].kind == FRAME_WAIT)
+			return th->frames[j].line == FRAME_LINE_UNKNOWN;
+	return 0;
+}
+
 /* Add th's stack to the profile as a sample at t_ns. */
 static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t t_ns)
 {
@@ -298,6 +307,7 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 		return 0;
 	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, th->tid);
 	s->st.samples += !err;
+	s->st.jit_lines += !err && jit_line_unknown(th);
 	return err;
 }
 

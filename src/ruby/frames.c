@@ -252,10 +252,32 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 			k++;
 			continue;
 		}
-		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq || !pc)
+		if (magic == (uint64_t)L->frame_magic_ifunc || magic == (uint64_t)L->frame_magic_dummy || !iseq)
 			continue;
-		int torn;
-		struct iseq_info *is = iseq_get_at(t, iseq, pc, &torn);
+		/*
+		 * A frame that has run JIT code (its jit_return set: the interpreter
+		 * clears it, the JIT's entry and its calls set it) has the pc the
+		 * JIT last saved, which it does before each call: its callers' are
+		 * exact, but the innermost frame's may be stale, 0, or an earlier
+		 * frame's left in that stack slot. Its method stands; its line is
+		 * unknown, never a wrong one.
+		 */
+		int jit = L->cfp_jit_return >= 0 && word(c, L->cfp_jit_return);
+		int unknown = jit && (i == 0 || !pc);
+		struct iseq_info *is;
+		int torn = 0;
+		if (unknown) {
+			is = iseq_get(t, iseq);
+		} else if (pc) {
+			is = iseq_get_at(t, iseq, pc, &torn);
+			if (!is && torn && jit) { /* (an outer JIT frame whose pc is another call's: not one of Ruby's) */
+				is = iseq_get(t, iseq);
+				unknown = 1;
+				torn = 0;
+			}
+		} else {
+			continue;
+		}
 		if (!is) {
 			/* a frame being pushed as it was read, or one of two calls: left out, and the read is not
 			   clean whatever it looked like (named, it would show its method at a line it is not at) */
@@ -263,7 +285,7 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 			continue;
 		}
 		name_iseq_frame(t, is, magic, eps[i], trusted, f);
-		f->line = iseq_line(is, pc);
+		f->line = unknown ? FRAME_LINE_UNKNOWN : iseq_line(is, pc);
 		k++;
 	}
 	if (skip)

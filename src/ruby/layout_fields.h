@@ -28,7 +28,7 @@
 	X(thread_runnable) X(thread_stopped) X(thread_stopped_forever) X(thread_killed) \
 	/* rb_execution_context_t and rb_control_frame_t */ \
 	X(ec_vm_stack) X(ec_vm_stack_size) X(ec_cfp) X(ec_thread_ptr) \
-	X(cfp_size) X(cfp_pc) X(cfp_sp) X(cfp_iseq) X(cfp_self) X(cfp_ep) \
+	X(cfp_size) X(cfp_pc) X(cfp_sp) X(cfp_iseq) X(cfp_self) X(cfp_ep) X(cfp_jit_return) \
 	X(frame_magic_mask) X(frame_magic_method) X(frame_magic_block) X(frame_magic_class) \
 	X(frame_magic_top) X(frame_magic_cfunc) X(frame_magic_ifunc) X(frame_magic_eval) \
 	X(frame_magic_rescue) X(frame_magic_dummy) X(frame_flag_cframe) X(frame_flag_bmethod) X(env_flag_local) \

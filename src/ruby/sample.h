@@ -19,9 +19,11 @@ enum frame_kind {
 struct ruby_frame {
 	uint32_t name;  /* strtab id: "Foo#bar", "block in Foo#bar", "Hash#key?" */
 	uint32_t path;  /* strtab id; for C methods, the calling Ruby frame's path */
-	int32_t line;
+	int32_t line;   /* -1: none (a C method called from C); FRAME_LINE_UNKNOWN */
 	uint32_t kind;
 };
+/* The line of a Ruby frame running JIT code, whose pc the JIT has not saved (profile.h's PROFILE_LINE_UNKNOWN). */
+#define FRAME_LINE_UNKNOWN (-2)
 
 enum thread_state {
 	THREAD_RUNNING,  /* holds the GVL */

@@ -233,6 +233,12 @@ static void find_symbols(struct ruby_target *t, struct elf_file *ef)
 	uint64_t sym;
 	if (ef && !elf_lookup(ef, "ruby_global_symbols", &sym, NULL))
 		t->symbols_sym = t->bias + sym;
+	/* (and the JITs' enabled flags, bools since 3.2: 3.1's YJIT has a function, jit.c looks at its code) */
+	const char *jits[] = { "rb_yjit_enabled_p", "rb_zjit_enabled_p" };
+	uint64_t size;
+	for (int i = 0; i < 2 && ef && t->L->api_major * 100 + t->L->api_minor >= 302; i++)
+		if (!elf_lookup(ef, jits[i], &sym, &size) && size == 1)
+			t->jit_flags[i] = t->bias + sym;
 }
 
 static void set_read_lengths(struct ruby_target *t)

@@ -60,6 +60,7 @@ struct ruby_target {
 	struct map ns_tids; /* then: its tid -> ours (task_ns_tids), refreshed when a thread is not in it */
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
+	uint64_t jit_flags[2];             /* &rb_yjit_enabled_p, &rb_zjit_enabled_p (bools) where symbols name them (jit.c) */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;

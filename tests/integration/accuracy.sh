@@ -65,6 +65,50 @@ for ver in $(rubies_except 2.7); do
 		grep -q '^rbscope: the thread holding the GVL sampled on its own CPU (BPF): [1-9][0-9]* samples, 0 lost, 0 unreadable; [0-9]* more for its time off its CPU (preempted or blocked); 0 threads without a clock (read from outside)$' "$work/leaf.err"
 done
 
+# Under a JIT (RUBIES_JIT): jit.rb's four kinds of call (a tiny leaf, a loop over three lines, blocks, a chain four
+# deep) against the program's own account of their time (CLOCK_MONOTONIC around each call), and every function's
+# self share against --blocking's stopped stacks, both recorded at once: 20 s at 500 Hz, some 10,000 samples each (a
+# 25% share's sampling error 0.45 pp: 2 pp is over 4 sigma). stackprof is no reference here: its signals change
+# what the JIT runs.
+for ver in $RUBIES_JIT; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/jit.rb"; then
+		skipped "record: ruby $ver: JIT shares: cannot start it ($(tail -n 1 "$work/chroot.err" 2>/dev/null))"
+		continue
+	fi
+	out=$work/ruby-$ver.out
+	kill -USR1 "$pid"
+	"$RBSCOPE" record -p "$pid" -r 500 -d 20 --blocking -f summary -o "$work/jit-b.txt" 2>/dev/null &
+	bp=$!
+	"$RBSCOPE" record -p "$pid" -r 500 -d 20 -f summary -o "$work/jit-d.txt" 2>/dev/null
+	wait $bp
+	kill -USR1 "$pid"
+	await_true 50 sh -c "test \$(grep -c '^times' '$out') -ge 2"
+	stop_ruby "$pid"
+	own=$(grep '^times' "$out" | awk '{ for (i = 2; i <= 5; i++) { d[i] = $i - p[i]; p[i] = $i } }
+		END { t = d[2] + d[3] + d[4] + d[5]; if (t > 0) printf "%.2f %.2f %.2f %.2f", 100 * d[2] / t, 100 * d[3] / t, 100 * d[4] / t, 100 * d[5] / t }')
+	# each kind's total share, in the default recording and in --blocking's
+	for f in d b; do
+		t=$(awk '$5 ~ /^Object#(tiny|spread|blocky|chain)$/ { sub("%", "", $2); s[$5] = $2 } END {
+			printf "%s %s %s %s", s["Object#tiny"], s["Object#spread"], s["Object#blocky"], s["Object#chain"] }' "$work/jit-$f.txt")
+		what=record
+		[ $f = b ] && what="record --blocking"
+		check "$what: ruby $ver: tiny, spread, blocky, chain's shares within 2 pp of the program's own account ($t; its own ${own:-none})" \
+			awk -v s="$t" -v o="$own" 'BEGIN { n = split(s, a, " "); split(o, b, " "); if (n != 4 || b[4] == "") exit 1
+				for (i = 1; i <= 4; i++) { d = a[i] - b[i]; if (d * d > 4) exit 1 } }'
+	done
+	set -- $(awk 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
+		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1; if ($5 == "Object#leaf") a[f] = v }
+		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
+			sub(/ \(.*\)$/, "", w); printf "%.2f %s %s %s", m, (1 in a) ? a[1] : 0, (2 in a) ? a[2] : 99, w }' \
+		"$work/jit-b.txt" "$work/jit-d.txt")
+	gap=${1:-} leaf_b=${2:-} leaf_d=${3:-}
+	shift 3 2>/dev/null
+	check "record: ruby $ver: the tiny leaf's self share within 2 pp of --blocking's (${leaf_d:-?}% vs ${leaf_b:-?}%)" \
+		awk -v b="${leaf_b:-0}" -v d="${leaf_d:-99}" 'BEGIN { g = b - d; if (g < 0) g = -g; exit !(b > 0 && g <= 2) }'
+	check "record: ruby $ver: every function's self share within 2 pp of --blocking's under the JIT (largest gap ${gap:-?} pp, $*)" \
+		awk -v g="$gap" 'BEGIN { exit !(g != "" && g + 0 <= 2) }'
+done
+
 # A thread that holds the GVL but shares its CPU with another busy process runs about half the time: its clock (CPU
 # time) stands still the other half. A wall profile still gives it a sample per tick (the time off its CPU from the
 # outside read); --on-cpu only the half it ran. rbscope itself on the other CPU. 100 Hz for 4 s: 400 ticks (the

@@ -5,6 +5,9 @@
 # chroots (scripts/ruby-chroot); and the statically linked 3.1 (scripts/static-ruby), with and without its symbols.
 RUBIES="3.1 3.3 2.7 3.4"
 RUBIES_STATIC="static static-nodebug static-stripped"
+# Rubies with a JIT on: bookworm's 3.1 with --yjit, and 3.3 built from Debian's source with YJIT (scripts/yjit-ruby:
+# its miniruby, the core classes only), with --yjit.
+RUBIES_JIT="3.1+yjit 3.3+yjit"
 # rubies_except VER...: $RUBIES without those (a check that cannot run on them says why where it is used).
 rubies_except() {
 	local v out=""
@@ -23,16 +26,21 @@ check() { # check NAME COMMAND...: pass when the command succeeds
 }
 
 # start_ruby VERSION SCRIPT [ARGS...]: start SCRIPT under that Ruby, wait for its "ready" line; sets $pid and
-# $script_path. VERSION "static" is a statically linked 3.1 (scripts/static-ruby), or $static_ruby if set.
+# $script_path. VERSION "static" is a statically linked 3.1 (scripts/static-ruby), or $static_ruby if set; "X+yjit"
+# is Ruby X with YJIT on (RUBIES_JIT), with $jit_flags instead of --yjit if set ("" on 3.3+: YJIT built in, off).
 start_ruby() {
 	local ver=$1 script=$2 root
 	shift 2
 	local out="$work/ruby-$ver.out"
-	if [ "$ver" = static ]; then
-		local rb=${static_ruby:-}
+	if [ "$ver" = static ] || [ "${ver%+yjit}" != "$ver" ]; then
+		local rb=${static_ruby:-} jit=
+		case "$ver" in
+		3.1+yjit) rb=ruby jit=${jit_flags---yjit} ;; # (the host's)
+		*+yjit) rb=$("$top/scripts/yjit-ruby" "${ver%+yjit}" 2>"$work/chroot.err") || return 1; jit=${jit_flags---yjit} ;;
+		esac
 		[ -n "$rb" ] || rb=$("$top/scripts/static-ruby" 2>"$work/chroot.err") || return 1
 		script_path=$script
-		"$rb" "$script" "$@" >"$out" 2>&1 &
+		"$rb" $jit "$script" "$@" >"$out" 2>&1 &
 		pid=$!
 		pids="$pids $pid"
 		await_ready "$out" $pid
@@ -105,6 +113,18 @@ state_share() {
 }
 
 stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# cpu_ns PID TID: the CPU time thread TID of PID has run, in ns (the kernel's schedstat), 0 if it is gone.
+cpu_ns() { awk '{ print $1 }' "/proc/$1/task/$2/schedstat" 2>/dev/null || echo 0; }
+
+# on_cpu_share COLLAPSED REGEX CPU_BEFORE CPU_AFTER RATE: the samples of the stacks matching REGEX in a --on-cpu
+# recording, as a % of those the thread's CPU time between the two reads (cpu_ns, taken around the recording, its
+# attach included) stands for at RATE; then that CPU time in ms. A busy machine gives the thread less CPU time and
+# the recording fewer samples: the share stays (100% less what attaching took).
+on_cpu_share() {
+	awk -v re="$2" -v d=$(($4 - $3)) -v r="$5" '$0 ~ re { s += $NF }
+		END { e = d / 1e9 * r; printf "%d %d\n", (e > 0 ? 100 * s / e : 0), d / 1e6 }' "$1"
+}
 
 line_of() { grep -n "$1" "$2" | head -n 1 | cut -d: -f1; }
 

@@ -70,9 +70,11 @@ if start_ruby 3.1 "$top/tests/integration/ruby/forks.rb"; then
 	"$RBSCOPE" snapshot -p "$worker" >"$work/worker.txt" 2>&1
 	check "forked worker: its main thread has the worker's tid and a kernel state" \
 		grep -q "^Thread 1 \"main\" tid=$worker running (kernel: [RS])" "$work/worker.txt"
+	c0=$(cpu_ns "$worker" "$worker")
 	"$RBSCOPE" record -p "$worker" --on-cpu -r 200 -d 1 -f collapsed -o "$work/worker.col" 2>/dev/null
-	check "forked worker: record --on-cpu samples its busy main thread ($(awk '{s += $NF} END {print s + 0}' "$work/worker.col") samples)" \
-		test "$(grep 'Worker#work' "$work/worker.col" | awk '{s += $NF} END {print s + 0}')" -ge 100
+	set -- $(on_cpu_share "$work/worker.col" 'Worker#work' "$c0" "$(cpu_ns "$worker" "$worker")" 200)
+	check "forked worker: record --on-cpu samples its busy main thread: $1% of the samples its CPU time stands for ($2 ms, attaching included), at least 70%" \
+		test "$1" -ge 70 -a "$2" -ge 100
 	stop_ruby "$pid"
 	pkill -f 'forks.rb worker'
 fi
@@ -87,9 +89,12 @@ if command -v unshare >/dev/null && unshare --pid --fork --mount-proc true 2>/de
 		[ -d "/proc/$nspid/task/$tid" ] || echo "$tid"; done)
 	check "pid namespace, from the host: 7 threads, each with a host tid ($(echo $bad)) and a kernel state" \
 		sh -c "test \$(grep -c '^Thread' '$work/ns.txt') = 7 && test -z '$bad' && ! grep -q 'kernel: ?' '$work/ns.txt'"
+	spin=$(awk '/^Thread/ { sub(/.* tid=/, ""); sub(/ .*/, ""); t = $0 } /Deep\.spin/ && t { print t; exit }' "$work/ns.txt")
+	c0=$(cpu_ns "$nspid" "${spin:-0}")
 	"$RBSCOPE" record -p "$nspid" --on-cpu -r 200 -d 1 -f collapsed -o "$work/ns.col" 2>/dev/null
-	check "pid namespace, from the host: record --on-cpu samples the running thread" \
-		test "$(grep 'Deep\.spin' "$work/ns.col" | awk '{s += $NF} END {print s + 0}')" -ge 100
+	set -- $(on_cpu_share "$work/ns.col" 'Deep\.spin' "$c0" "$(cpu_ns "$nspid" "${spin:-0}")" 200)
+	check "pid namespace, from the host: record --on-cpu samples the running thread (tid ${spin:-?}): $1% of the samples its CPU time stands for ($2 ms, attaching included), at least 70%" \
+		test "$1" -ge 70 -a "$2" -ge 100
 	nsenter --target "$nspid" --pid --mount "$RBSCOPE" snapshot -p 1 >"$work/ns-in.txt" 2>&1
 	check "pid namespace, from inside it: the process is pid 1, its threads the namespace's tids" \
 		sh -c "grep -q '^Thread 1 \"main\" tid=1 running' '$work/ns-in.txt' && test \$(grep -c '^Thread' '$work/ns-in.txt') = 7 && ! grep -q 'kernel: ?' '$work/ns-in.txt'"

@@ -663,6 +663,57 @@ static void test_half_written_frame_iseq_first_is_not_named(void **state)
 	check_half_written(0);
 }
 
+/*
+ * Frames that ran JIT code (their jit_return set), in a Ruby with one (3.1+):
+ * the innermost keeps its method with its line unknown, whatever its pc
+ * holds (0, or a pc an earlier call left in the slot: another method's);
+ * an outer one with its saved pc has its line; an outer one whose pc is not
+ * its iseq's keeps its method too, line unknown. The same pcs in frames that
+ * never ran JIT code are no frames: left out, never named.
+ */
+static void test_jit_frames_keep_their_method(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.1.2", "3.3.8", "3.4.5" };
+	struct ruby_sample *s = sample_new();
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		for (int jit = 0; jit <= 1; jit++) {
+			for (int stale = 0; stale <= 1; stale++) {
+				struct image *img = image_two_threads(versions[v]);
+				const struct ruby_layout *L = img->L;
+				uint64_t c = frame_addr(img, 0, MAIN_TOP), b = frame_addr(img, 0, MAIN_TOP - 1);
+				uint64_t elsewhere = code_addr(iseq_of(img, "serve")) + PC_AT * 8;
+				assert_true(L->cfp_jit_return >= 0);
+				put64(img, c + off(L->cfp_pc), stale ? elsewhere : 0);
+				put64(img, b + off(L->cfp_pc), stale ? elsewhere : code_addr(iseq_of(img, "b")) + PC_AT * 8);
+				for (int d = 1; d <= MAIN_TOP && jit; d++)
+					put64(img, frame_addr(img, 0, d) + off(L->cfp_jit_return), BASE + 0x10);
+				struct script sc = { .img = img };
+				struct ruby_target t;
+				target_open(&t, &sc);
+				assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+				assert_int_equal(s->nthreads, 2);
+				const struct ruby_thread_sample *ts = &s->threads[0];
+				if (jit) {
+					assert_string_equal(names(&t, ts), "c b a <main>");
+					assert_int_equal(ts->frames[0].line, FRAME_LINE_UNKNOWN);
+					assert_int_equal(ts->frames[1].line, stale ? FRAME_LINE_UNKNOWN : line_of(iseq_of(img, "b"), 1));
+					assert_int_equal(ts->frames[2].line, line_of(iseq_of(img, "a"), 1));
+				} else {
+					/* (a stale pc in an outer frame: named only if its read was torn, never as that line) */
+					for (int j = 0; j < ts->nframes; j++)
+						assert_true(strcmp(strtab_get(&t.strs, ts->frames[j].name), "c") &&
+							    ts->frames[j].line != FRAME_LINE_UNKNOWN);
+				}
+				assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+				ruby_target_detach(&t);
+				image_free(img);
+			}
+		}
+	}
+	free(s);
+}
+
 /* Three threads: the main one, the worker and a third blocked in I/O. */
 static struct image *image_three_threads(void)
 {
@@ -835,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_frame_rewritten_between_its_reads_gives_first_read),
 		cmocka_unit_test(test_half_written_frame_pc_first_is_not_named),
 		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
+		cmocka_unit_test(test_jit_frames_keep_their_method),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),
 		cmocka_unit_test(test_thread_zeroed_between_reads_is_not_reported),
 		cmocka_unit_test(test_thread_unmapped_between_reads_refuses_sample),

@@ -39,6 +39,7 @@ const struct layout_path layout_paths[] = {
 	{ offsetof(struct ruby_layout, cfp_iseq), "cfp_iseq", "rb_control_frame_t", "iseq", -1 },
 	{ offsetof(struct ruby_layout, cfp_self), "cfp_self", "rb_control_frame_t", "self", -1 },
 	{ offsetof(struct ruby_layout, cfp_ep), "cfp_ep", "rb_control_frame_t", "ep", -1 },
+	{ offsetof(struct ruby_layout, cfp_jit_return), "cfp_jit_return", "rb_control_frame_t", "jit_return", -1 },
 	{ offsetof(struct ruby_layout, iseq_body), "iseq_body", "rb_iseq_t", "body", -1 },
 	{ offsetof(struct ruby_layout, body_type), "body_type", "struct rb_iseq_constant_body", "type", -1 },
 	{ offsetof(struct ruby_layout, body_pathobj), "body_pathobj", "struct rb_iseq_constant_body", "location.pathobj", -1 },

@@ -74,6 +74,7 @@ const struct ruby_layout ruby_layout_3_1_7 = {
 	.cfp_iseq = 16,
 	.cfp_self = 24,
 	.cfp_ep = 32,
+	.cfp_jit_return = 56,
 	.frame_magic_mask = 2147418113,
 	.frame_magic_method = 286326785,
 	.frame_magic_block = 572653569,

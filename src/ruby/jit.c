@@ -1,0 +1,47 @@
+/* jit.c: is a JIT on in the target: its enabled flag, else its code's mapping. */
+#include "jit.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "../proc/maps.h"
+#include "../proc/mem.h"
+
+/* Ruby's own name for the JIT of its version that maps code without saying so. */
+static const char *jit_of_version(const struct ruby_target *t)
+{
+	return t->L && t->L->api_major >= 4 ? "JIT" : "YJIT";
+}
+
+/* Is some mapping anonymous and executable (JIT code)? */
+static int jit_code_mapped(const struct maps *m)
+{
+	for (int i = 0; i < m->n; i++)
+		if (!m->v[i].path[0] && m->v[i].perms[2] == 'x')
+			return 1;
+	return 0;
+}
+
+const char *ruby_jit_on(struct ruby_target *t)
+{
+	static const char *const names[] = { "YJIT", "ZJIT" };
+	int flags = 0;
+	for (int i = 0; i < 2; i++) {
+		uint8_t on;
+		if (!t->jit_flags[i])
+			continue;
+		flags++;
+		if (!mem_read(&t->mem, t->jit_flags[i], &on, 1) && on)
+			return names[i];
+	}
+	if (flags)
+		return NULL; /* the flags say: none is on */
+	if (t->core)
+		return jit_code_mapped(&t->maps) ? jit_of_version(t) : NULL;
+	struct maps now;
+	if (maps_read(t->pid, &now))
+		return NULL;
+	int on = jit_code_mapped(&now);
+	maps_free(&now);
+	return on ? jit_of_version(t) : NULL;
+}

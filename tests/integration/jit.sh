@@ -1,0 +1,56 @@
+# jit.sh: Ruby with a JIT on (RUBIES_JIT): every frame there, every caller at its line, the running frame's line
+# known or "?", never a stale one; and the JIT said to be on. Shares against the program's own account and
+# --blocking are accuracy.sh's. Sourced by run (the spy suite, or `jit` alone).
+
+jit_prog=$top/tests/integration/ruby/jit.rb
+# jit_frames VERSION [FLAGS]: the checks on jit.rb under that Ruby, its JIT started with FLAGS (default --yjit).
+jit_frames() {
+	local ver=$1
+	[ $# -gt 1 ] && ver="$1 $2"
+	if ! jit_flags=${2:---yjit} start_ruby "$1" "$jit_prog"; then
+		skipped "jit: ruby $ver: cannot start it ($(tail -n 1 "$work/chroot.err" 2>/dev/null))"
+		return
+	fi
+	"$RBSCOPE" snapshot -p "$pid" >"$work/jit-snap.txt" 2>&1
+	check "jit: ruby $ver: snapshot says YJIT is on" grep -q '^YJIT on: a frame running JIT code shows its line as ?$' "$work/jit-snap.txt"
+	"$RBSCOPE" snapshot -p "$pid" --json >"$work/jit-snap.json" 2>&1
+	check "jit: ruby $ver: snapshot --json says YJIT is on" grep -q '"jit":"YJIT"' "$work/jit-snap.json"
+	# 8 s at 250 Hz: some 2,000 samples, a few hundred of each kind of call.
+	"$RBSCOPE" record -p "$pid" -r 250 -d 8 --raw "$work/jit.raw" -f collapsed -o "$work/jit.col" 2>"$work/jit.err"
+	local out rc
+	out=$(ruby "$top/tests/integration/ruby/jit-stacks.rb" "$work/jit.col" "$jit_prog")
+	rc=$?
+	check "jit: ruby $ver: every frame present, each caller at the line of its call, the running frame's line its own or ? ($(echo "$out" | tail -n 1))" \
+		test $rc = 0
+	[ "$(echo "$out" | wc -l)" -gt 1 ] && echo "$out" | head -n 10 | sed 's/^/# /'
+	check "jit: ruby $ver: record says YJIT is on and how many samples ran JIT code ($(grep -o 'YJIT on.*samples' "$work/jit.err"))" \
+		grep -q '^rbscope: YJIT on: [1-9][0-9]* of [0-9]* thread samples ran JIT code in their innermost Ruby frame, its method known and its line not (shown as ?)$' "$work/jit.err"
+	# The line unknown in every format: "?" in text ones, no line in pprof's and Firefox's.
+	"$RBSCOPE" report -i "$work/jit.raw" -f summary-by-line -o "$work/jit-lines.txt" 2>/dev/null
+	check "jit: ruby $ver: summary-by-line shows the running frame's unknown line as path:? (method)" \
+		grep -q " ${jit_prog}:? (Object#spread)$" "$work/jit-lines.txt"
+	"$RBSCOPE" report -i "$work/jit.raw" -f firefox -o "$work/jit-ff.json" 2>/dev/null
+	check "jit: ruby $ver: Firefox's function names say the line is unknown" \
+		grep -q "\"Object#spread (${jit_prog}:?)\"" "$work/jit-ff.json"
+	stop_ruby "$pid"
+}
+for ver in $RUBIES_JIT; do
+	jit_frames "$ver"
+	jit_frames "$ver" "--yjit --yjit-call-threshold=1" # (every method compiled at its first call)
+done
+
+# A JIT turned on in a running process (RubyVM::YJIT.enable, 3.3+: Rails 7.2's way): said from then on.
+if jit_flags="" start_ruby 3.3+yjit "$top/tests/integration/ruby/jit-later.rb"; then
+	"$RBSCOPE" snapshot -p "$pid" >"$work/jit-off.txt" 2>&1
+	check "jit: ruby 3.3+yjit: before RubyVM::YJIT.enable, snapshot says no JIT" sh -c "grep -q '^Process' '$work/jit-off.txt' && ! grep -q 'JIT' '$work/jit-off.txt'"
+	"$RBSCOPE" record -p "$pid" -r 100 -d 3 -f summary -o /dev/null 2>"$work/jit-later.err" &
+	rp=$!
+	sleep 1
+	kill -USR1 "$pid"
+	wait $rp
+	check "jit: ruby 3.3+yjit: turned on during a recording, record says so ($(grep -o 'YJIT on.*recording)' "$work/jit-later.err"))" \
+		grep -q '^rbscope: YJIT on (turned on during the recording): [1-9][0-9]* of' "$work/jit-later.err"
+	stop_ruby "$pid"
+else
+	skipped "jit: ruby 3.3+yjit: cannot start it ($(tail -n 1 "$work/chroot.err" 2>/dev/null))"
+fi
