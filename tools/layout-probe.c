@@ -202,6 +202,7 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_body_insns_info_positions OFF(BODY, insns_info.positions)
 #define F_body_insns_info_size OFF(BODY, insns_info.size)
 #define F_body_succ_index_table OFF(BODY, insns_info.succ_index_table)
+#define F_body_parent_iseq OFF(BODY, parent_iseq)
 #define F_insn_info_size ((long long)sizeof(struct iseq_insn_info_entry))
 #define F_insn_info_line_no OFF(struct iseq_insn_info_entry, line_no)
 #define F_iseq_type_top ISEQ_TYPE_TOP
@@ -212,6 +213,12 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_iseq_type_ensure ISEQ_TYPE_ENSURE
 #define F_iseq_type_eval ISEQ_TYPE_EVAL
 #define F_iseq_type_main ISEQ_TYPE_MAIN
+/* vm_backtrace.c since 3.4: a rescue/ensure frame is labelled as its parent iseq, and the frame after it skipped */
+#if V(3, 4)
+#define F_rescue_as_parent 1
+#else
+#define F_rescue_as_parent 0
+#endif
 
 #define F_me_flags OFF(rb_method_entry_t, flags)
 #define F_me_defined_class OFF(rb_method_entry_t, defined_class)

@@ -164,12 +164,28 @@ static void name_iseq_frame(struct ruby_target *t, struct iseq_info *is, uint64_
 		}
 		return;
 	}
-	if (is->type == L->iseq_type_eval) {
-		/* Code run by eval: named after the method whose binding it runs in, as Ruby 3.4 does. */
+	if (is->type == L->iseq_type_eval || (L->rescue_as_parent > 0 && (is->type == L->iseq_type_rescue ||
+									   is->type == L->iseq_type_ensure))) {
+		/*
+		 * Code run by eval, named as the code whose binding it runs in (3.4
+		 * labels the iseq itself "<compiled>"; 2.7-3.3 its parent's, bare),
+		 * and from 3.4 a rescue or ensure clause, named as the code it is in:
+		 * after the parent iseq (past evals in evals), as Ruby's backtraces
+		 * name them: a method ("Foo#bar"), a block ("block in Foo#bar"),
+		 * "<main>"...
+		 */
+		const struct iseq_info *p = is; /* (is is not used past here: iseq_get may move the cache) */
+		for (int hop = 0; hop < 8 && p && (p->type == L->iseq_type_eval || p->type == L->iseq_type_rescue ||
+						   p->type == L->iseq_type_ensure); hop++)
+			p = p->parent ? iseq_get(t, p->parent) : NULL;
 		uint64_t me = ep[0];
 		int ok = (ep[2] & (uint64_t)L->env_flag_local) ? 0 : local_me(t, ep[1], &me);
 		uint32_t m = !ok && me ? method_name(t, me, 0) : 0;
-		if (m)
+		if (p && p->type == L->iseq_type_block)
+			f->name = qualify_block(t, p->label, m);
+		else if (p && p->type != L->iseq_type_method && p->type != L->iseq_type_eval)
+			f->name = p->label; /* <main>, <class:Foo>, <top (required)> */
+		else if (m)
 			f->name = m;
 		return;
 	}
@@ -225,7 +241,7 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
-	int k = 0;
+	int k = 0, skip_parent = 0;
 	for (int i = 0; i < n; i++) {
 		const unsigned char *c = cfps + (size_t)i * csz;
 		uint64_t iseq = word(c, L->cfp_iseq), pc = word(c, L->cfp_pc);
@@ -284,8 +300,14 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 			*dropped += !trusted || torn;
 			continue;
 		}
-		name_iseq_frame(t, is, magic, eps[i], trusted, f);
 		f->line = unknown ? FRAME_LINE_UNKNOWN : iseq_line(is, pc);
+		int clause = L->rescue_as_parent > 0 && (is->type == L->iseq_type_rescue || is->type == L->iseq_type_ensure);
+		name_iseq_frame(t, is, magic, eps[i], trusted, f); /* (is may be moved by it) */
+		/* The frame of the code a rescue or ensure clause is in: from 3.4, Ruby shows the clause alone. */
+		int skip = skip_parent;
+		skip_parent = clause;
+		if (skip)
+			continue;
 		k++;
 	}
 	if (skip)

@@ -13,6 +13,7 @@ struct iseq_info {
 	uint32_t qualified;   /* "Foo#bar" for methods, once the owner is known; 0 before */
 	int32_t first_lineno;
 	int type;
+	uint64_t parent;      /* the iseq it is defined in (parent_iseq): a block's, an eval's code */
 	uint64_t encoded;     /* iseq_encoded */
 	uint32_t iseq_size;
 	uint32_t ninfo;

@@ -37,9 +37,11 @@
 	X(iseq_body) X(body_type) X(body_type_size) X(body_pathobj) X(body_label) X(body_base_label) \
 	X(body_first_lineno) X(body_first_lineno_size) X(body_iseq_encoded) X(body_iseq_size) \
 	X(body_insns_info_body) X(body_insns_info_positions) X(body_insns_info_size) \
-	X(body_succ_index_table) X(insn_info_size) X(insn_info_line_no) \
+	X(body_succ_index_table) X(body_parent_iseq) X(insn_info_size) X(insn_info_line_no) \
 	X(iseq_type_top) X(iseq_type_method) X(iseq_type_block) X(iseq_type_class) \
 	X(iseq_type_rescue) X(iseq_type_ensure) X(iseq_type_eval) X(iseq_type_main) \
+	/* 1 where backtraces name a rescue or ensure clause as the code it is in and leave that code's frame out (3.4+) */ \
+	X(rescue_as_parent) \
 	/* method entries and definitions */ \
 	X(me_flags) X(me_defined_class) X(me_def) X(me_called_id) X(me_owner) \
 	X(def_type_byte) X(def_type_shift) X(def_type_bits) X(def_original_id) \

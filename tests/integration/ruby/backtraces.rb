@@ -68,6 +68,28 @@ class Evaluator
   def run
     eval("sleep", binding, "evaluated.rb", 7)
   end
+
+  def in_block
+    [1].each { eval("sleep") }
+  end
+
+  def nested
+    eval("eval('sleep')")
+  end
+end
+
+class Careful
+  def rescuing
+    raise "no"
+  rescue
+    sleep
+  end
+
+  def ensuring
+    nil
+  ensure
+    sleep
+  end
 end
 
 q = Queue.new
@@ -79,6 +101,10 @@ threads << Thread.new { Thread.current.name = "ghost"; Dyn.new.ghost }
 threads << Thread.new { Thread.current.name = "prepended"; Worker.new.work }
 threads << Thread.new { Thread.current.name = "refined"; "x".shout }
 threads << Thread.new { Thread.current.name = "evaluated"; Evaluator.new.run }
+threads << Thread.new { Thread.current.name = "evaluated-in-block"; Evaluator.new.in_block }
+threads << Thread.new { Thread.current.name = "evaluated-twice"; Evaluator.new.nested }
+threads << Thread.new { Thread.current.name = "rescuing"; Careful.new.rescuing }
+threads << Thread.new { Thread.current.name = "ensuring"; Careful.new.ensuring }
 threads << Thread.new { Thread.current.name = "blocks"; [1].each { [2].each { sleep } } }
 threads << Thread.new { Thread.current.name = "fiber"; Fiber.new { [3].map { sleep } }.resume }
 r, _w = IO.pipe

@@ -30,7 +30,7 @@ want.each do |w|
   end
   got = t["frames"].map { |f| [qualified ? f["name"] : bare(f["name"]), f["path"], f["line"]] }
   got = got.zip(w["frames"]).map do |g, r|
-    r && r[0] =~ /\Ablock (\(\d+ levels\) )?in / && g[0] !~ / in / && g[1..] == r[1..] ? r : g
+    r && r[0] =~ /\Ablock (\(\d+ levels\) )?in <class:/ && g[0] !~ / in / && g[1..] == r[1..] ? r : g
   end
   if got != w["frames"]
     bad += 1
