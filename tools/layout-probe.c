@@ -149,6 +149,15 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_th_thread_id OFF(rb_thread_t, thread_id)
 #endif
 #define F_th_unblock_func OFF(rb_thread_t, unblock.func)
+#if V(3, 3)
+#define F_th_dedicated_byte BITPOS(rb_thread_t, has_dedicated_nt, 0)
+#define F_th_dedicated_shift BITPOS(rb_thread_t, has_dedicated_nt, 1)
+#define F_th_dedicated_bits BITPOS(rb_thread_t, has_dedicated_nt, 2)
+#else
+#define F_th_dedicated_byte NONE
+#define F_th_dedicated_shift NONE
+#define F_th_dedicated_bits NONE
+#endif
 #define F_thread_runnable THREAD_RUNNABLE
 #define F_thread_stopped THREAD_STOPPED
 #define F_thread_stopped_forever THREAD_STOPPED_FOREVER

@@ -48,8 +48,15 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 		const struct ruby_thread_sample *th = &s->threads[i];
 		const char *name = th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "";
 		char call[64];
-		printf("\nThread %d%s%s%s tid=%d %s%s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
-		       th->tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
+		char tid[48];
+		if (th->shared && th->tid) /* an M:N thread: on the native thread it runs on now, or none */
+			snprintf(tid, sizeof(tid), "tid=%d M:N", th->tid);
+		else if (th->shared)
+			snprintf(tid, sizeof(tid), "tid=- M:N on no native thread");
+		else
+			snprintf(tid, sizeof(tid), "tid=%d", th->tid);
+		printf("\nThread %d%s%s%s %s %s%s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
+		       tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
 		if (th->unreadable)
 			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
 		for (int j = 0; j < th->nframes; j++) {
@@ -89,8 +96,14 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 		printf("%s{\"name\":", i ? "," : "");
 		json_write_string(stdout, th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "");
 		const char *call = th->syscall >= 0 ? task_syscall_name(th->syscall) : NULL;
-		printf(",\"tid\":%d,\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",", th->tid,
-		       th->main ? "true" : "false", ruby_thread_state_name(th->state), th->kstate);
+		if (th->shared && !th->tid)
+			printf(",\"tid\":null");
+		else
+			printf(",\"tid\":%d", th->tid);
+		if (th->shared)
+			printf(",\"mn\":true");
+		printf(",\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",", th->main ? "true" : "false",
+		       ruby_thread_state_name(th->state), th->kstate);
 		if (call) /* a name from our own table: nothing to escape */
 			printf("\"syscall\":\"%s\",", call);
 		printf("%s\"frames\":[", th->unreadable ? "\"unreadable\":true," : "");

@@ -60,7 +60,9 @@ static void threads(const struct profile *p, FILE *f)
 	fputs("</tr></thead><tbody>\n", f);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		uint64_t n = profile_thread_samples(p, i);
-		fprintf(f, "<tr><td>%d</td><td>", p->threads[i].tid);
+		char ref[24];
+		profile_thread_ref(p->threads[i].tid, ref, sizeof(ref));
+		fprintf(f, "<tr><td>%s</td><td>", ref + (p->threads[i].tid >= 0 ? 4 : 0)); /* (the tid alone) */
 		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
 		fprintf(f, "</td><td>%llu</td>", (unsigned long long)n);
 		for (int k = 0; k < PROFILE_STATES; k++)

@@ -61,7 +61,9 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 	if (ts->synthetic) {
 		json_write_string(f, name);
 	} else {
-		int err = json_write_stringf(f, b, "%s (tid %d)%s", name, (int)ts->tids[t], states ? " states" : "");
+		char ref[24];
+		profile_thread_ref(ts->tids[t], ref, sizeof(ref));
+		int err = json_write_stringf(f, b, "%s (%s)%s", name, ref, states ? " states" : "");
 		if (err)
 			return err;
 	}

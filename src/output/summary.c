@@ -128,9 +128,10 @@ static void write_thread_states(const struct profile *p, FILE *f)
 			fputc('\n', f);
 		}
 		/* The column is 32 characters: a longer name keeps its start and its tid, "puma srv tp 0... (tid 12)". */
-		char tid[24];
+		char ref[24], tid[28];
 		const char *name = strtab_get(&p->strs, p->threads[i].name);
-		int tl = snprintf(tid, sizeof(tid), "(tid %d)", (int)p->threads[i].tid), chars = 0, bytes = 0, cut = 0;
+		profile_thread_ref(p->threads[i].tid, ref, sizeof(ref));
+		int tl = snprintf(tid, sizeof(tid), "(%s)", ref), chars = 0, bytes = 0, cut = 0;
 		while (name[bytes]) { /* characters (a byte that is not UTF-8 counts as one) */
 			int l = utf8_len((const unsigned char *)name + bytes);
 			if (chars == 32 - 4 - tl)

@@ -138,6 +138,6 @@ const char *thread_samples_name(const struct thread_samples *ts, const struct pr
 	const char *name = profile_thread_name(p, ts->tids[t]);
 	if (*name)
 		return name;
-	snprintf(buf, cap, "thread %d", (int)ts->tids[t]);
+	profile_thread_ref(ts->tids[t], buf, cap); /* "tid 1234", "M:N thread 3" */
 	return buf;
 }

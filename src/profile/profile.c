@@ -2,6 +2,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,19 @@ int64_t profile_thread_index(struct profile *p, int32_t tid)
 	p->threads[p->nthreads] = (struct profile_thread){ tid, 0 };
 	memset(p->thread_states[p->nthreads], 0, sizeof(*p->thread_states));
 	return p->nthreads++;
+}
+
+int32_t profile_mn_thread(struct profile *p)
+{
+	return p->n_mn_threads < INT32_MAX ? -++p->n_mn_threads : 0;
+}
+
+void profile_thread_ref(int32_t tid, char *out, size_t cap)
+{
+	if (tid < 0)
+		snprintf(out, cap, "M:N thread %d", -(int)tid);
+	else
+		snprintf(out, cap, "tid %d", (int)tid);
 }
 
 int profile_thread(struct profile *p, int32_t tid, const char *name)

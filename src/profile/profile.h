@@ -91,6 +91,7 @@ struct profile {
 	size_t threads_cap;
 	uint64_t (*thread_states)[PROFILE_STATES]; /* per thread (as threads): its samples by enum profile_state */
 	struct map thread_index;                   /* tid -> index in threads + 1 */
+	int32_t n_mn_threads;                      /* M:N threads given a key (profile_mn_thread) */
 	/* metadata */
 	int pid;
 	uint32_t rate_hz;
@@ -102,6 +103,16 @@ struct profile {
 	int keep_samples;      /* record each sample, not only per-stack counts */
 	int keep_samples_all;  /* and hold them all: a --raw writer drops what it wrote otherwise */
 };
+
+/*
+ * A thread's samples carry a key (profile_sample.tid, profile_thread.tid):
+ * its kernel tid, or for an M:N thread (Ruby 3.3+ with RUBY_MN_THREADS=1,
+ * running on whichever native thread is free) a negative number of the
+ * profile's own, which its sampler keeps for it: a new one here (-1, -2...).
+ */
+int32_t profile_mn_thread(struct profile *p);
+/* How a thread's key reads: "tid 1234", or "M:N thread 3". */
+void profile_thread_ref(int32_t tid, char *out, size_t cap);
 
 int profile_init(struct profile *p);
 void profile_free(struct profile *p);

@@ -26,6 +26,7 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p, co
 	s->process_frame = -1;
 	map_init(&s->frame_cache);
 	map_init(&s->threads_seen);
+	map_init(&s->mn_keys);
 	map_init(&s->state_frames);
 	map_init(&s->cpu_index);
 	s->sample = malloc(sizeof(*s->sample));
@@ -40,6 +41,7 @@ void sampler_rebind(struct sampler *s, struct profile *p, const struct sampler_c
 	s->process_frame = -1;
 	map_clear(&s->frame_cache);
 	map_clear(&s->threads_seen);
+	map_clear(&s->mn_keys);
 	map_clear(&s->state_frames);
 	map_clear(&s->cpu_index);
 	s->ncpu_clocks = 0;
@@ -74,6 +76,7 @@ void sampler_free(struct sampler *s)
 	free(s->stack_buf);
 	map_free(&s->frame_cache);
 	map_free(&s->threads_seen);
+	map_free(&s->mn_keys);
 	map_free(&s->state_frames);
 	map_free(&s->cpu_index);
 	free(s->cpu_clocks);
@@ -96,11 +99,24 @@ static int64_t profile_frame_of(struct sampler *s, const struct ruby_frame *f)
 	return id;
 }
 
+/* The key th's samples carry in the profile: its tid, or an M:N thread's own (profile_mn_thread). */
+static int32_t thread_key(struct sampler *s, const struct ruby_thread_sample *th)
+{
+	if (!th->shared)
+		return th->tid;
+	uint64_t *hit = map_get(&s->mn_keys, th->th);
+	if (hit)
+		return (int32_t)(uint32_t)*hit;
+	int32_t k = profile_mn_thread(s->profile);
+	return k && !map_put(&s->mn_keys, th->th, (uint32_t)k) ? k : th->tid;
+}
+
 static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *th)
 {
-	char name[320];
+	char name[320], ref[32];
 	const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
-	snprintf(name, sizeof(name), "thread %s%s(tid %d)", tn, *tn ? " " : "", th->tid);
+	profile_thread_ref(thread_key(s, th), ref, sizeof(ref));
+	snprintf(name, sizeof(name), "thread %s%s(%s)", tn, *tn ? " " : "", ref);
 	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
 }
 
@@ -206,9 +222,10 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 		     uint64_t t_ns)
 {
 	struct sampler_cpu_clock *c = th->has_cpu ? cpu_clock(s, th->tid, th->cpu_ns, period) : NULL;
+	int32_t key = thread_key(s, th);
 	uint64_t k = 0, n = 0;
 	for (size_t i = 0; i < s->npend; i++)
-		k += s->pend[i].tid == th->tid;
+		k += s->pend[i].tid == key;
 	if (c) {
 		if (th->cpu_ns > c->cpu_ns)
 			c->credit_ns += (int64_t)(th->cpu_ns - c->cpu_ns);
@@ -220,11 +237,11 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	uint64_t keep = k < n ? k : n, seen = 0, kept = 0;
 	int err = 0;
 	for (size_t i = 0; i < s->npend && kept < keep && !err; i++) {
-		if (s->pend[i].tid != th->tid)
+		if (s->pend[i].tid != key)
 			continue;
 		/* the captures kept: evenly over those taken (j-th kept: the one at floor(j * k / keep)) */
 		if (seen++ == kept * k / keep) {
-			err = profile_add(s->profile, s->pend[i].stack, s->pend[i].t_ns, th->tid);
+			err = profile_add(s->profile, s->pend[i].stack, s->pend[i].t_ns, key);
 			s->st.samples += !err;
 			kept++;
 		}
@@ -280,10 +297,10 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 		s->stack_buf[n++] = (uint32_t)state;
 	/* The profile's thread table changes only when a thread appears or is (re)named. */
 	uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
-	if (!(seen = map_get(&s->threads_seen, (uint32_t)th->tid)) || *seen != named) {
+	int32_t key = thread_key(s, th);
+	if (!(seen = map_get(&s->threads_seen, (uint32_t)key)) || *seen != named) {
 		const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
-		if ((err = profile_thread(s->profile, th->tid, tn)) ||
-		    (err = map_put(&s->threads_seen, (uint32_t)th->tid, named)))
+		if ((err = profile_thread(s->profile, key, tn)) || (err = map_put(&s->threads_seen, (uint32_t)key, named)))
 			return err;
 	}
 	int64_t st = profile_stack(s->profile, s->stack_buf, n);
@@ -305,7 +322,7 @@ static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, ui
 	int64_t st = thread_stack(s, th);
 	if (st == -1)
 		return 0;
-	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, th->tid);
+	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, thread_key(s, th));
 	s->st.samples += !err;
 	s->st.jit_lines += !err && jit_line_unknown(th);
 	return err;
@@ -370,7 +387,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		if (!v)
 			return -ENOMEM;
 		d->s->pend = v;
-		v[d->s->npend++] = (struct sampler_pending){ t, th->tid, (uint32_t)st };
+		v[d->s->npend++] = (struct sampler_pending){ t, thread_key(d->s, th), (uint32_t)st };
 		d->s->st.salvaged += (uint64_t)th->salvaged;
 		return 0;
 	}

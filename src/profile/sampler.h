@@ -63,6 +63,7 @@ struct sampler {
 	struct ruby_sample *sample;
 	struct map frame_cache; /* target frame hash -> profile frame id + 1 */
 	struct map threads_seen; /* tid -> its name as last given to the profile (see sampler_tick) */
+	struct map mn_keys;      /* an M:N thread's rb_thread_t -> its key in the profile (profile_mn_thread) */
 	uint32_t *stack_buf;
 	int64_t process_frame; /* a profile frame at the root of every stack (a process's, with several), or -1 */
 	struct map state_frames; /* state << 32 | system call -> profile frame id + 1 */

@@ -434,7 +434,8 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 	c->gen++;
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *ts = &s->threads[i];
-		if (ts->tid <= 0 || ts->state == THREAD_KILLED)
+		/* (an M:N thread moves between native threads, each running others: its clock would be theirs) */
+		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared)
 			continue;
 		struct followed *f = find(c, ts->th);
 		if (f && f->tid != ts->tid) {

@@ -25,6 +25,8 @@
 	X(th_lt_node) X(th_self) X(th_ractor) X(th_vm) X(th_ec) X(th_name) \
 	X(th_status_byte) X(th_status_shift) X(th_status_bits) \
 	X(th_tid) X(th_nt) X(nt_tid) X(th_thread_id) X(th_unblock_func) \
+	/* 3.3+: whether a thread has a native thread of its own (M:N threads do not) */ \
+	X(th_dedicated_byte) X(th_dedicated_shift) X(th_dedicated_bits) \
 	X(thread_runnable) X(thread_stopped) X(thread_stopped_forever) X(thread_killed) \
 	/* rb_execution_context_t and rb_control_frame_t */ \
 	X(ec_vm_stack) X(ec_vm_stack_size) X(ec_cfp) X(ec_thread_ptr) \

@@ -35,10 +35,12 @@ enum thread_state {
 
 struct ruby_thread_sample {
 	uint64_t th;
-	int32_t tid;        /* kernel thread id, 0 if unknown */
+	int32_t tid;        /* kernel thread id, 0 if unknown (or, shared, when it runs on none now) */
+	int shared;         /* an M:N thread (3.3+, RUBY_MN_THREADS=1): no native thread of its own, its tid the one
+			       it runs on now; its identity is th */
 	uint32_t name;      /* strtab id of Thread#name, 0 if none */
 	int state;          /* enum thread_state */
-	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for */
+	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for, '-' for a shared thread on none */
 	int has_cpu;        /* WALK_CPU: cpu_ns was read */
 	uint64_t cpu_ns;    /* WALK_CPU: the CPU time it has run, by the kernel's account (task_cpu_ns) */
 	int syscall;        /* a blocked thread's system call or TASK_ON_CPU (proc/task.h), WALK_SYSCALL_UNKNOWN unless asked for */

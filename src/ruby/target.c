@@ -245,7 +245,7 @@ static void set_read_lengths(struct ruby_target *t)
 {
 	const struct ruby_layout *L = t->L;
 	int64_t offs[] = { L->th_lt_node + 8, L->th_ec, L->th_name, L->th_status_byte, L->th_tid, L->th_nt,
-			   L->th_thread_id, L->th_unblock_func, L->th_self };
+			   L->th_thread_id, L->th_unblock_func, L->th_self, L->th_dedicated_byte };
 	int64_t max = 0;
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		if (offs[i] > max)

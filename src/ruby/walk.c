@@ -49,8 +49,11 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 * parent's, and seen from outside a pid namespace it holds the inner one.
 	 */
 	ts->tid = ts->main && t->pid > 0 ? t->pid : vm_host_tid(t, vm_thread_tid(t, w, th));
-	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : '?';
-	ts->has_cpu = (flags & WALK_CPU) && ts->tid && !t->core && !task_cpu_ns(t->pid, ts->tid, &ts->cpu_ns);
+	ts->shared = L->th_dedicated_byte >= 0 && !ts->main &&
+		     !((th[L->th_dedicated_byte] >> L->th_dedicated_shift) & ((1u << L->th_dedicated_bits) - 1));
+	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : ts->shared && !ts->tid ? '-' : '?';
+	/* (a shared thread's native thread runs others too: its clock is not the thread's) */
+	ts->has_cpu = (flags & WALK_CPU) && ts->tid && !ts->shared && !t->core && !task_cpu_ns(t->pid, ts->tid, &ts->cpu_ns);
 	ts->syscall = WALK_SYSCALL_UNKNOWN;
 	unsigned long long sp, pc;
 	/* (an open unwinder reads it anyway, below) */

@@ -237,6 +237,8 @@ static void put_thread(struct image *img, int i, int64_t status, int waits, uint
 		put64(img, th + off(L->th_nt), nt);
 		put32(img, nt + off(L->nt_tid), tid);
 	}
+	if (L->th_dedicated_byte >= 0) /* a native thread of its own, as without RUBY_MN_THREADS */
+		img->m[th - BASE + (uint64_t)L->th_dedicated_byte] |= (unsigned char)(1u << L->th_dedicated_shift);
 	put64(img, th + off(L->th_unblock_func), waits ? BASE + 0x9990 : 0); /* where it would be woken */
 	put64(img, th + off(L->th_name), (uint64_t)L->qnil);
 	if (name) {
@@ -327,7 +329,7 @@ static void target_open(struct ruby_target *t, struct script *sc)
 	t->symbols_searched = 1; /* no symbol table: no frame here needs one */
 	/* as much of rb_thread_t as the walker reads */
 	const int64_t ths[] = { L->th_lt_node + 8, L->th_ec, L->th_name, L->th_status_byte, L->th_tid, L->th_nt,
-				L->th_unblock_func, L->th_self };
+				L->th_unblock_func, L->th_self, L->th_dedicated_byte };
 	for (size_t j = 0; j < sizeof(ths) / sizeof(ths[0]); j++)
 		if (ths[j] >= 0 && (size_t)ths[j] + 8 > t->th_read_len)
 			t->th_read_len = (size_t)ths[j] + 8;
@@ -426,6 +428,8 @@ static void test_baseline_reads_the_stacks_built(void **state)
 			assert_int_equal(s->threads[1].state, THREAD_SLEEPING);
 			assert_int_equal(s->threads[0].tid, 4242);
 			assert_int_equal(s->threads[1].tid, 4243);
+			assert_false(s->threads[0].shared);
+			assert_false(s->threads[1].shared);
 			assert_int_equal(s->threads[0].name, 0);
 			assert_string_equal(strtab_get(&t.strs, s->threads[1].name), "worker");
 		}
@@ -714,6 +718,41 @@ static void test_jit_frames_keep_their_method(void **state)
 	free(s);
 }
 
+/*
+ * An M:N thread (3.3+, RUBY_MN_THREADS=1): no native thread of its own; on
+ * none at the moment (th->nt NULL), it has no tid and no kernel state, and
+ * says it is shared; on one, that one's tid. The main thread never is one.
+ */
+static void test_mn_thread_is_shared(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.3.8", "3.4.5" };
+	struct ruby_sample *s = sample_new();
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		for (int on_one = 0; on_one <= 1; on_one++) {
+			struct image *img = image_two_threads(versions[v]);
+			const struct ruby_layout *L = img->L;
+			img->m[th_addr(1) - BASE + (uint64_t)L->th_dedicated_byte] &= (unsigned char)~(1u << L->th_dedicated_shift);
+			if (!on_one)
+				put64(img, th_addr(1) + off(L->th_nt), 0);
+			struct script sc = { .img = img };
+			struct ruby_target t;
+			target_open(&t, &sc);
+			assert_int_equal(ruby_sample_take(&t, s, WALK_KSTATE), 0);
+			assert_int_equal(s->nthreads, 2);
+			assert_false(s->threads[0].shared);
+			assert_true(s->threads[1].shared);
+			assert_int_equal(s->threads[1].tid, on_one ? 4243 : 0);
+			if (!on_one)
+				assert_int_equal(s->threads[1].kstate, '-');
+			assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+			ruby_target_detach(&t);
+			image_free(img);
+		}
+	}
+	free(s);
+}
+
 /* Three threads: the main one, the worker and a third blocked in I/O. */
 static struct image *image_three_threads(void)
 {
@@ -887,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_half_written_frame_pc_first_is_not_named),
 		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
 		cmocka_unit_test(test_jit_frames_keep_their_method),
+		cmocka_unit_test(test_mn_thread_is_shared),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),
 		cmocka_unit_test(test_thread_zeroed_between_reads_is_not_reported),
 		cmocka_unit_test(test_thread_unmapped_between_reads_refuses_sample),

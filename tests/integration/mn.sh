@@ -1,0 +1,44 @@
+# mn.sh: M:N threads (Ruby 3.3+ with RUBY_MN_THREADS=1, several Ruby threads on fewer native threads): each Ruby
+# thread is one thread in every output, whichever native thread it runs on, if any, never "tid 0". Sourced by run
+# (the spy suite, or `mn` alone).
+
+for ver in $(rubies_except 2.7 3.1); do
+	if ! RUBY_MN_THREADS=1 start_ruby "$ver" "$top/tests/integration/ruby/mn.rb"; then
+		skipped "mn: ruby $ver: cannot start the program"
+		continue
+	fi
+	"$RBSCOPE" snapshot -p "$pid" >"$work/mn-snap.txt" 2>&1
+	# each thread's line says M:N, and its frames hold its own method
+	got=$(awk '/^Thread/ { t = $3; gsub(/"/, "", t); if ($0 ~ / M:N /) mn[t] = 1; if ($0 ~ /tid=0 /) zero++ }
+		/^    / { f[t] = f[t] " " $1 }
+		END { printf "%s%s%s%s%s", (mn["a"] && f["a"] ~ /Object#spin_a/) ? "a " : "", (mn["b"] && f["b"] ~ /Object#spin_b/) ? "b " : "",
+			(mn["nap"] && f["nap"] ~ /Kernel#sleep/ && f["nap"] ~ /Object#nap/) ? "nap " : "",
+			(mn["wait"] && f["wait"] ~ /Thread::Queue#pop/ && f["wait"] ~ /Object#wait/) ? "wait " : "", zero ? "tid=0" : "" }' "$work/mn-snap.txt")
+	check "mn: ruby $ver: snapshot shows each M:N thread with its own stack, none as tid 0 (as expected: ${got:-none})" \
+		test "$got" = "a b nap wait "
+	# 6 s at 100 Hz, from outside and --blocking at once
+	"$RBSCOPE" record -p "$pid" -r 100 -d 6 --blocking -f summary -o "$work/mn-b.txt" 2>/dev/null &
+	bp=$!
+	"$RBSCOPE" record -p "$pid" -r 100 -d 6 --raw "$work/mn.raw" -f summary -o "$work/mn-d.txt" 2>/dev/null
+	wait $bp
+	stop_ruby "$pid"
+	rows=$(awk '$2 == "(M:N" || $2 == "(tid" { printf "%s%s ", $1, ($2 == "(M:N" ? "*" : "") }' "$work/mn-d.txt")
+	check "mn: ruby $ver: record's thread table has one row per Ruby thread, the M:N ones as such ($rows)" \
+		sh -c "echo '$rows' | tr ' ' '\n' | sort | tr '\n' ' ' | grep -qx ' a\* b\* main nap\* wait\* '"
+	# each thread's states within 5 pp of --blocking's (600 ticks: a busy thread's 50% share spreads by 2 pp)
+	gap=$(awk 'FNR == 1 { f++ } ($2 == "(M:N" || $2 == "(tid") { o = $2 == "(M:N" ? 6 : 5
+		for (i = 0; i < 5; i++) { v = $(o + i); sub("%", "", v); s[f, $1, i] = v; n[$1] = 1 } }
+		END { for (k in n) for (i = 0; i < 5; i++) { g = s[1, k, i] - s[2, k, i]; if (g < 0) g = -g; if (g > m) { m = g; w = k } }
+			printf "%.1f %s", m, w }' "$work/mn-b.txt" "$work/mn-d.txt")
+	check "mn: ruby $ver: each M:N thread's states within 5 pp of --blocking's (largest gap: $gap)" \
+		awk -v g="${gap%% *}" 'BEGIN { exit !(g != "" && g + 0 <= 5) }'
+	# the same threads in the formats that keep one track per thread
+	"$RBSCOPE" report -i "$work/mn.raw" -f speedscope -o "$work/mn.speedscope.json" 2>/dev/null
+	"$RBSCOPE" report -i "$work/mn.raw" -f firefox -o "$work/mn.gecko.json" 2>/dev/null
+	tracks=$(ruby -rjson -e 'ss = JSON.parse(File.read(ARGV[0]))["profiles"].map { |p| p["name"] }.reject { |n| n.end_with?(" states") }
+		ff = JSON.parse(File.read(ARGV[1]))["threads"].map { |t| [t["name"], t["tid"]] }
+		puts [ss.sort.join(","), ff.map(&:first).sort.join(","), ff.map(&:last).uniq.size].join(" | ")' \
+		"$work/mn.speedscope.json" "$work/mn.gecko.json" 2>&1)
+	check "mn: ruby $ver: speedscope and Firefox keep one track per Ruby thread ($tracks)" \
+		sh -c "echo '$tracks' | grep -Eq '^a \(M:N thread [0-9]+\),b \(M:N thread [0-9]+\),main \(tid [0-9]+\),nap \(M:N thread [0-9]+\),wait \(M:N thread [0-9]+\) \| a,b,main,nap,wait \| 5$'"
+done
