@@ -115,6 +115,11 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #endif
 #define F_th_lt_node OFF(rb_thread_t, lt_node)
 #define F_th_ractor OFF(rb_thread_t, ractor)
+#define F_vm_ractor_set OFF(rb_vm_t, ractor.set)
+#define F_vm_ractor_cnt OFF(rb_vm_t, ractor.cnt)
+#define F_ractor_vmlr_node OFF(rb_ractor_t, vmlr_node)
+#define F_ractor_id OFF(rb_ractor_t, pub.id)
+#define F_ractor_name OFF(rb_ractor_t, name)
 #else
 #define F_vm_main_thread OFF(rb_vm_t, main_thread)
 #define F_vm_main_ractor NONE
@@ -124,6 +129,11 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_ractor_gvl_owner NONE
 #define F_th_lt_node OFF(rb_thread_t, vmlt_node)
 #define F_th_ractor NONE
+#define F_vm_ractor_set NONE
+#define F_vm_ractor_cnt NONE
+#define F_ractor_vmlr_node NONE
+#define F_ractor_id NONE
+#define F_ractor_name NONE
 #endif
 #define F_th_self OFF(rb_thread_t, self)
 #define F_th_vm OFF(rb_thread_t, vm)

@@ -55,8 +55,12 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 			snprintf(tid, sizeof(tid), "tid=- M:N on no native thread");
 		else
 			snprintf(tid, sizeof(tid), "tid=%d", th->tid);
-		printf("\nThread %d%s%s%s %s %s%s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
-		       tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
+		char ractor[160] = "";
+		if (th->ractor) /* a thread of another Ractor than the main one */
+			snprintf(ractor, sizeof(ractor), " (Ractor %u%s%s%s)", th->ractor, th->ractor_name ? " \"" : "",
+				 th->ractor_name ? strtab_get(&t->strs, th->ractor_name) : "", th->ractor_name ? "\"" : "");
+		printf("\nThread %d%s%s%s%s %s %s%s (kernel: %c)\n", i + 1, *name ? " \"" : "", name, *name ? "\"" : "",
+		       ractor, tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
 		if (th->unreadable)
 			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
 		for (int j = 0; j < th->nframes; j++) {
@@ -102,6 +106,10 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 			printf(",\"tid\":%d", th->tid);
 		if (th->shared)
 			printf(",\"mn\":true");
+		if (th->ractor) {
+			printf(",\"ractor\":%u,\"ractor_name\":", th->ractor);
+			json_write_string(stdout, th->ractor_name ? strtab_get(&t->strs, th->ractor_name) : "");
+		}
 		printf(",\"main\":%s,\"state\":\"%s\",\"kernel_state\":\"%c\",", th->main ? "true" : "false",
 		       ruby_thread_state_name(th->state), th->kstate);
 		if (call) /* a name from our own table: nothing to escape */

@@ -111,10 +111,21 @@ static int32_t thread_key(struct sampler *s, const struct ruby_thread_sample *th
 	return k && !map_put(&s->mn_keys, th->th, (uint32_t)k) ? k : th->tid;
 }
 
+/* th's name in the profile: its own ("main" for the main thread), after its Ractor's unless the main one's. */
+static const char *thread_name(struct sampler *s, const struct ruby_thread_sample *th, char *buf, size_t cap)
+{
+	const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+	if (!th->ractor)
+		return tn;
+	const char *rn = th->ractor_name ? strtab_get(&s->target->strs, th->ractor_name) : "";
+	snprintf(buf, cap, "Ractor %u%s%s%s%s", th->ractor, *rn ? " " : "", rn, *tn ? ": " : "", tn);
+	return buf;
+}
+
 static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *th)
 {
-	char name[320], ref[32];
-	const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+	char name[320], ref[32], nbuf[256];
+	const char *tn = thread_name(s, th, nbuf, sizeof(nbuf));
 	profile_thread_ref(thread_key(s, th), ref, sizeof(ref));
 	snprintf(name, sizeof(name), "thread %s%s(%s)", tn, *tn ? " " : "", ref);
 	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
@@ -296,10 +307,13 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 	if (state >= 0)
 		s->stack_buf[n++] = (uint32_t)state;
 	/* The profile's thread table changes only when a thread appears or is (re)named. */
-	uint64_t named = ((uint64_t)th->name << 1 | (uint64_t)!!th->main) + 1, *seen;
+	/* (what it is named by, mixed: a collision would only miss a renaming) */
+	uint64_t named = (((uint64_t)th->name * UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)th->ractor_name << 32 | th->ractor))
+			  << 1 | (uint64_t)!!th->main) + 1, *seen;
 	int32_t key = thread_key(s, th);
 	if (!(seen = map_get(&s->threads_seen, (uint32_t)key)) || *seen != named) {
-		const char *tn = th->name ? strtab_get(&s->target->strs, th->name) : th->main ? "main" : "";
+		char nbuf[256];
+		const char *tn = thread_name(s, th, nbuf, sizeof(nbuf));
 		if ((err = profile_thread(s->profile, key, tn)) || (err = map_put(&s->threads_seen, (uint32_t)key, named)))
 			return err;
 	}

@@ -434,8 +434,9 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 	c->gen++;
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *ts = &s->threads[i];
-		/* (an M:N thread moves between native threads, each running others: its clock would be theirs) */
-		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared)
+		/* (an M:N thread moves between native threads, each running others: its clock would be theirs; another
+		   Ractor's threads hold another GVL than the one whose owner the program checks) */
+		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared || ts->ractor)
 			continue;
 		struct followed *f = find(c, ts->th);
 		if (f && f->tid != ts->tid) {

@@ -21,6 +21,8 @@
 	/* rb_vm_t and rb_ractor_t: where the thread list and the GVL owner live */ \
 	X(vm_main_thread) X(vm_main_ractor) X(vm_living_threads) X(vm_gvl_owner) \
 	X(ractor_threads_set) X(ractor_gvl_owner) \
+	/* every Ractor (3.0+): the VM's list of them and its length, each one's link in it, its id and name */ \
+	X(vm_ractor_set) X(vm_ractor_cnt) X(ractor_vmlr_node) X(ractor_id) X(ractor_name) \
 	/* rb_thread_t */ \
 	X(th_lt_node) X(th_self) X(th_ractor) X(th_vm) X(th_ec) X(th_name) \
 	X(th_status_byte) X(th_status_shift) X(th_status_bits) \

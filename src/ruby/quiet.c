@@ -69,7 +69,7 @@ int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w,
 	if (!bytes || walk_grow(c, bytes, 0))
 		return 0;
 	struct quiet_parts q = { .cfps = c->buf };
-	struct mem_iov iov[8];
+	struct mem_iov iov[WALK_EXTRAS + 4]; /* the extras, th, the quiet parts (quiet_plan) */
 	int niov = 0;
 	for (int i = 0; i < r->nextra; i++)
 		iov[niov++] = r->extra[i];
@@ -108,7 +108,7 @@ int quiet_read_batch(struct ruby_target *t, struct walk_cache *c, const struct m
 	if (quiet < 2)
 		return 0;
 	if (!c->bth && (!(c->bth = malloc(BATCH_MAX * t->th_read_len)) || !(c->bq = malloc(BATCH_MAX * sizeof(*c->bq))) ||
-			!(c->biov = malloc((2 + 4 * BATCH_MAX) * sizeof(*c->biov))))) {
+			!(c->biov = malloc((WALK_EXTRAS + 4 * BATCH_MAX) * sizeof(*c->biov))))) {
 		free(c->bth), free(c->bq), free(c->biov);
 		c->bth = NULL, c->bq = NULL, c->biov = NULL;
 		return 0;

@@ -45,6 +45,8 @@ struct ruby_thread_sample {
 	uint64_t cpu_ns;    /* WALK_CPU: the CPU time it has run, by the kernel's account (task_cpu_ns) */
 	int syscall;        /* a blocked thread's system call or TASK_ON_CPU (proc/task.h), WALK_SYSCALL_UNKNOWN unless asked for */
 	int main;           /* the main thread */
+	uint32_t ractor;    /* the id of its Ractor (Ractor#inspect's), 0 for the main Ractor's threads */
+	uint32_t ractor_name; /* strtab id of that Ractor's name, 0 if none */
 	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
 	int salvaged, unchanged; /* its read, as struct ruby_sample counts them */
 	int nframes;

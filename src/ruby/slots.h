@@ -94,6 +94,9 @@ struct walk_cache {
 };
 
 /* What stack_read_thread is asked for, and what it found. */
+/* Reads a sample adds to its first thread's (the thread list, the GC's state, how many Ractors), at most. */
+#define WALK_EXTRAS 3
+
 struct thread_read {
 	struct ruby_frame *out;       /* where the named frames go */
 	int room;                     /* and how many fit */

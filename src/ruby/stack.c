@@ -327,8 +327,8 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		struct stack_read sr = { 0 };
 		int niov = 0, with_stack = w->ec && w->stack;
-		/* at most: 2 extras, th, the context, ec, the 2 heads, ec->cfp, the 2 rests, the innermost again, ec->cfp */
-		struct mem_iov iov[12];
+		/* at most: the extras, th, the context, ec, the 2 heads, ec->cfp, the 2 rests, the innermost again, ec->cfp */
+		struct mem_iov iov[WALK_EXTRAS + 10];
 		for (int i = 0; !attempt && !extra_done && i < r->nextra; i++)
 			iov[niov++] = r->extra[i];
 		if (!*have_th)

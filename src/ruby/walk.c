@@ -90,6 +90,67 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	s->nthreads++;
 }
 
+#define WALK_MAX_RACTORS 64
+
+/*
+ * The threads of every Ractor but the main one (3.0+: each with a GVL of its
+ * own), after the main Ractor's: read one by one (none of the batched reads
+ * of the main list), each labelled with its Ractor. ERR_TORN when the list of
+ * Ractors or one's threads changed under the read.
+ */
+static int walk_other_ractors(struct ruby_target *t, struct ruby_sample *s, struct walk_cache *c, unsigned flags)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t rhead = t->vm + (uint64_t)L->vm_ractor_set, rnode;
+	unsigned char th[1024];
+	if (mem_read_u64(&t->mem, rhead, &rnode))
+		return ERR_TORN;
+	for (int guard = 0; rnode && rnode != rhead; guard++) {
+		if (guard == WALK_MAX_RACTORS)
+			return ERR_TORN; /* no end in sight: not a list any more */
+		uint64_t r = rnode - (uint64_t)L->ractor_vmlr_node, next = 0, node = 0, owner = 0, name = 0;
+		uint32_t id = 0;
+		struct mem_iov iov[5] = { { rnode, &next, 8 }, { r + (uint64_t)L->ractor_threads_set, &node, 8 },
+					  { r + (uint64_t)L->ractor_gvl_owner, &owner, 8 }, { r + (uint64_t)L->ractor_id, &id, 4 },
+					  { r + (uint64_t)L->ractor_name, &name, 8 } };
+		if (t->mem.readv(&t->mem, iov, 5))
+			return ERR_TORN;
+		if (r == t->main_ractor) {
+			rnode = next;
+			continue;
+		}
+		uint32_t rname = 0;
+		char nbuf[128];
+		if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
+			rname = ruby_intern(t, nbuf);
+		uint64_t head = r + (uint64_t)L->ractor_threads_set;
+		for (int n = 0; node && node != head && s->nthreads < WALK_MAX_THREADS; n++) {
+			if (n == WALK_MAX_THREADS)
+				return ERR_TORN;
+			uint64_t thaddr = node - (uint64_t)L->th_lt_node;
+			struct walk_slot *w = walk_slot_of(c, thaddr);
+			int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
+			struct thread_read r2 = { .out = s->frames + s->nframes_total, .room = room - 1 };
+			int err = room < 2 ? mem_read(&t->mem, thaddr, th, t->th_read_len) : stack_read_thread(t, c, w, th, &have_th, &r2);
+			have_th = have_th || (room < 2 && !err);
+			if (err == -EFAULT)
+				err = ERR_TORN;
+			if ((err && err != ERR_TORN) || !have_th)
+				return err ? err : ERR_TORN;
+			if (!(node = walk_word(th, L->th_lt_node)))
+				return ERR_TORN;
+			int before = s->nthreads;
+			finish_thread(t, s, w, th, owner, flags, err, &r2);
+			if (s->nthreads > before) {
+				s->threads[before].ractor = id;
+				s->threads[before].ractor_name = rname;
+			}
+		}
+		rnode = next;
+	}
+	return 0;
+}
+
 int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flags)
 {
 	const struct ruby_layout *L = t->L;
@@ -116,11 +177,13 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	 * another thread heads it now, that read is thrown away.
 	 */
 	int first_done = 0, nextra = 1, nord = 0;
-	uint32_t gcw = 0;
-	struct mem_iov extra[2] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
+	uint32_t gcw = 0, ractors = 0;
+	struct mem_iov extra[WALK_EXTRAS] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
 	uint64_t gca = vm_gc_word_addr(t);
 	if (gca)
 		extra[nextra++] = (struct mem_iov){ gca, &gcw, sizeof(gcw) };
+	if (L->vm_ractor_cnt >= 0) /* (how many Ractors: the others' threads are read after the main one's) */
+		extra[nextra++] = (struct mem_iov){ t->vm + (uint64_t)L->vm_ractor_cnt, &ractors, sizeof(ractors) };
 	memset(lbuf, 0, sizeof(lbuf));
 	int batched = !t->core && quiet_read_batch(t, c, extra, nextra);
 	c->norder = 0; /* until this sample has been through the whole list */
@@ -192,5 +255,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	}
 	if (!node || node == head)
 		c->norder = nord;
+	if (ractors > 1 && L->ractor_vmlr_node >= 0)
+		return walk_other_ractors(t, s, c, flags);
 	return 0;
 }

@@ -116,12 +116,14 @@ for ver in $(rubies_except 2.7); do
 	"$RBSCOPE" trace -p $p -m 'Shop#add(self, @items, __source__, arg0, price, name.to_s * 2, arg1.nosuch, exit, add(:x, 2), "x" * 1000)' \
 		-d 1 >"$work/x1" 2>"$work/e"
 	grep "agent-target.rb:$addl," "$work/x1" >"$work/x1m"
-	check "agent: ruby $ver: trace expressions of a Ruby method: self, @ivar, __source__, arg0, a parameter, Ruby code" \
-		test "$(count "^ *Shop#add\(self=#<Shop:0x[0-9a-f]+ @items=\{.*, @items=\{.*(\}|\.\.\.), __source__=[^ ]*agent-target.rb:$addl, arg0=[0-9], price=\"item [0-9]+\", name.to_s \* 2=\"([0-9])\2\", " "$work/x1m")" -ge 100
-	check "agent: ruby $ver: ... one that raises is reported, one that exits too, and the trace goes on" \
-		test "$(count "arg1.nosuch=<NoMethodError: undefined method .nosuch. for [^>]*String>, exit=<SystemExit: exit>, " "$work/x1m")" -ge 100
-	check "agent: ruby $ver: ... one that calls the traced method does not trace that call" \
-		sh -c "test \"\$(grep -c 'add(:x, 2)=2, ' '$work/x1m')\" -ge 100 && ! grep -q 'arg0=:x' '$work/x1'"
+	# (every call traced in that second, at least 20: on a busy machine the app makes fewer than its usual 1000s)
+	calls=$(count '^ *Shop#add\(' "$work/x1m")
+	check "agent: ruby $ver: trace expressions of a Ruby method: self, @ivar, __source__, arg0, a parameter, Ruby code (all of $calls calls)" \
+		test "$(count "^ *Shop#add\(self=#<Shop:0x[0-9a-f]+ @items=\{.*, @items=\{.*(\}|\.\.\.), __source__=[^ ]*agent-target.rb:$addl, arg0=[0-9], price=\"item [0-9]+\", name.to_s \* 2=\"([0-9])\2\", " "$work/x1m")" = "$calls" -a "$calls" -ge 20
+	check "agent: ruby $ver: ... one that raises is reported, one that exits too, and the trace goes on (all of $calls calls)" \
+		test "$(count "arg1.nosuch=<NoMethodError: undefined method .nosuch. for [^>]*String>, exit=<SystemExit: exit>, " "$work/x1m")" = "$calls" -a "$calls" -ge 20
+	check "agent: ruby $ver: ... one that calls the traced method does not trace that call (all of $calls calls)" \
+		sh -c "test \"\$(grep -c 'add(:x, 2)=2, ' '$work/x1m')\" = '$calls' && test '$calls' -ge 20 && ! grep -q 'arg0=:x' '$work/x1'"
 	check "agent: ruby $ver: ... a long value is cut short" grep -q -E '"x" \* 1000="x{199}\.\.\.\) <0\.[0-9]{6}>$' "$work/x1m"
 	check "agent: ruby $ver: ... and the app is unharmed" sh -c "kill -0 $p && test \"\$('$RBSCOPE' eval -p $p '[Shop.instance_method(:add).owner, Shop.new.add(1, 2)]')\" = '[Shop, 2]'"
 	"$RBSCOPE" trace -p $p -m 'Hash#key?(self, arg0, __source__, size, @nope)' -d 0.5 >"$work/x2" 2>"$work/e"

@@ -1,6 +1,7 @@
-# mn.sh: M:N threads (Ruby 3.3+ with RUBY_MN_THREADS=1, several Ruby threads on fewer native threads): each Ruby
-# thread is one thread in every output, whichever native thread it runs on, if any, never "tid 0". Sourced by run
-# (the spy suite, or `mn` alone).
+# mn.sh: Ruby threads that are not one native thread each. M:N threads (Ruby 3.3+ with RUBY_MN_THREADS=1, several
+# Ruby threads on fewer native threads): each is one thread in every output, whichever native thread it runs on, if
+# any, never "tid 0". Ractors (3.0+): every Ractor's threads, each labelled with its Ractor, holding its own GVL.
+# Sourced by run (the spy suite, or `mn` alone).
 
 for ver in $(rubies_except 2.7 3.1); do
 	if ! RUBY_MN_THREADS=1 start_ruby "$ver" "$top/tests/integration/ruby/mn.rb"; then
@@ -41,4 +42,33 @@ for ver in $(rubies_except 2.7 3.1); do
 		"$work/mn.speedscope.json" "$work/mn.gecko.json" 2>&1)
 	check "mn: ruby $ver: speedscope and Firefox keep one track per Ruby thread ($tracks)" \
 		sh -c "echo '$tracks' | grep -Eq '^a \(M:N thread [0-9]+\),b \(M:N thread [0-9]+\),main \(tid [0-9]+\),nap \(M:N thread [0-9]+\),wait \(M:N thread [0-9]+\) \| a,b,main,nap,wait \| 5$'"
+done
+
+# Three busy Ractors beside the main one's thread waiting in Ractor#take: each seen with its own method, running
+# (each Ractor has a GVL of its own) in the thread table, labelled with its Ractor; --blocking reads the same.
+for ver in $(rubies_except 2.7); do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/ractors.rb"; then
+		skipped "ractors: ruby $ver: cannot start the program"
+		continue
+	fi
+	"$RBSCOPE" snapshot -p "$pid" >"$work/ra-snap.txt" 2>&1
+	got=$(awk '/^Thread/ { t = ""; if (match($0, /\(Ractor [0-9]+( "[^"]*")?\)/)) t = substr($0, RSTART, RLENGTH) }
+		/^    Object#work_[abc] / && t { m[$1] = t } /^    Ractor#take / { take = 1 }
+		END { printf "%s|%s|%s|%s", m["Object#work_a"], m["Object#work_b"], m["Object#work_c"], take ? "take" : "" }' "$work/ra-snap.txt")
+	check "ractors: ruby $ver: snapshot shows each Ractor's thread with its own method, labelled with its Ractor ($got)" \
+		sh -c "echo '$got' | grep -Eq '^\(Ractor [0-9]+ \"calc\"\)\|\(Ractor [0-9]+\)\|\(Ractor [0-9]+\)\|take$'"
+	"$RBSCOPE" record -p "$pid" -r 100 -d 4 --blocking -f summary -o "$work/ra-b.txt" 2>/dev/null &
+	bp=$!
+	"$RBSCOPE" record -p "$pid" -r 100 -d 4 -f summary -o "$work/ra-d.txt" 2>/dev/null
+	wait $bp
+	stop_ruby "$pid"
+	for f in d b; do
+		what=record
+		[ $f = b ] && what="record --blocking"
+		rows=$(awk '$1 == "Ractor" { v = $0; sub(/.*\) +[0-9]+ +/, "", v); split(v, c, " "); sub("%", "", c[1]); printf "%s%s:%s ", $2, ($3 == "calc" ? "calc" : ""), c[1] }' "$work/ra-$f.txt")
+		shares=$(awk '$5 ~ /^Object#work_[abc]$/ { sub("%", "", $2); printf "%s:%s ", $5, $2 }' "$work/ra-$f.txt")
+		check "$what: ruby $ver: three Ractors' threads, each running on its Ractor's GVL (>= 95%: $rows), each method a quarter of the samples within 3 pp ($shares)" \
+			sh -c "echo '$rows' | awk '{ for (i = 1; i <= NF; i++) { split(\$i, a, \":\"); if (a[2] + 0 >= 95) ok++; if (a[1] ~ /calc/) calc++ } exit !(NF == 3 && ok == 3 && calc == 1) }' &&
+				echo '$shares' | awk '{ for (i = 1; i <= NF; i++) { split(\$i, a, \":\"); d = a[2] - 25; if (d * d <= 9) ok++ } exit !(NF == 3 && ok == 3) }'"
+	done
 done

@@ -29,6 +29,7 @@
 #define AT_EC 0x6000      /* 0x100 apart */
 #define AT_SELF 0x7000
 #define AT_NAMES 0x7800
+#define AT_RACTOR2 0x8000
 #define AT_ISEQS 0x10000  /* ISEQ_SPAN apart */
 #define AT_STACKS 0x40000 /* STACK_SPAN apart */
 #define THREAD_SPAN 0x800
@@ -753,6 +754,56 @@ static void test_mn_thread_is_shared(void **state)
 	free(s);
 }
 
+/*
+ * A second Ractor (3.0+) with a thread of its own, holding that Ractor's GVL:
+ * read after the main Ractor's threads, running, labelled with its Ractor.
+ * Its link in the VM's list of Ractors looping back on itself (torn, or
+ * garbage) refuses the sample rather than go round for ever.
+ */
+static void test_other_ractor_threads_are_read(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.1.2", "3.3.8", "3.4.5" };
+	struct ruby_sample *s = sample_new();
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		for (int loops = 0; loops <= 1; loops++) {
+			struct image *img = image_two_threads(versions[v]);
+			const struct ruby_layout *L = img->L;
+			uint64_t r1 = BASE + AT_RACTOR, r2 = BASE + AT_RACTOR2, rhead = BASE + AT_VM + off(L->vm_ractor_set);
+			uint64_t n1 = r1 + off(L->ractor_vmlr_node), n2 = r2 + off(L->ractor_vmlr_node);
+			put_thread(img, 2, L->thread_runnable, 0, 4244, NULL);
+			set_stack(img, 2, "<main> crunch");
+			put64(img, rhead, n1), put64(img, n1, n2), put64(img, n2, loops ? n2 : rhead);
+			put32(img, BASE + AT_VM + off(L->vm_ractor_cnt), 2);
+			uint64_t thead = r2 + off(L->ractor_threads_set), node = th_addr(2) + off(L->th_lt_node);
+			put64(img, thead, node), put64(img, thead + 8, node), put64(img, node, thead), put64(img, node + 8, thead);
+			put64(img, r2 + off(L->ractor_gvl_owner), th_addr(2));
+			put32(img, r2 + off(L->ractor_id), 2);
+			put64(img, r2 + off(L->ractor_name), (uint64_t)L->qnil);
+			struct script sc = { .img = img };
+			struct ruby_target t;
+			target_open(&t, &sc);
+			int err = ruby_sample_take(&t, s, 0);
+			if (loops) {
+				assert_int_equal(err, ERR_TORN);
+			} else {
+				assert_int_equal(err, 0);
+				assert_int_equal(s->nthreads, 3);
+				assert_int_equal(s->threads[0].ractor, 0);
+				assert_int_equal(s->threads[1].ractor, 0);
+				assert_int_equal(s->threads[2].ractor, 2);
+				assert_int_equal(s->threads[2].ractor_name, 0);
+				assert_int_equal(s->threads[2].state, THREAD_RUNNING);
+				assert_int_equal(s->threads[0].state, THREAD_RUNNING); /* (each Ractor's own GVL) */
+				assert_thread(&t, img, s, 2, 2, "<main> crunch");
+			}
+			ruby_target_detach(&t);
+			image_free(img);
+		}
+	}
+	free(s);
+}
+
 /* Three threads: the main one, the worker and a third blocked in I/O. */
 static struct image *image_three_threads(void)
 {
@@ -927,6 +978,7 @@ int main(void)
 		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
 		cmocka_unit_test(test_jit_frames_keep_their_method),
 		cmocka_unit_test(test_mn_thread_is_shared),
+		cmocka_unit_test(test_other_ractor_threads_are_read),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),
 		cmocka_unit_test(test_thread_zeroed_between_reads_is_not_reported),
 		cmocka_unit_test(test_thread_unmapped_between_reads_refuses_sample),
