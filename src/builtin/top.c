@@ -17,6 +17,7 @@
 #include "../lib/err.h"
 #include "../output/output.h"
 #include "../profile/sampling.h"
+#include "../ruby/jit.h"
 #include "../ruby/vm.h"
 
 struct view {
@@ -129,9 +130,10 @@ static int write_table(struct view *v, struct sampling *sm, uint64_t now)
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&clock));
 	int cols = v->tty ? term_cols() : 0;
 	/* what the view is first: a narrow terminal cuts the end of the line */
-	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s - %s", v->pid,
+	const char *jit = ruby_jit_on(t);
+	line(cols, "rbscope top - pid %d - by %s - %s - %llu samples, window %.0f s - ruby %s%s%s - %s", v->pid,
 	     v->by_total ? "total" : "self", mode_samples[v->mode], (unsigned long long)total,
-	     v->window, t->version, when);
+	     v->window, t->version, jit ? " +" : "", jit ? jit : "", when);
 	char states[160];
 	output_states_line(&merged, states, sizeof(states));
 	line(cols, "%s", states);
