@@ -186,15 +186,16 @@ static int sample_loop(const struct record_opts *o, struct sampling *sm, struct 
 	return rc < 0 ? err_report(rc, "sampling process %d keeps failing", o->pid) : rc;
 }
 
-/* Whether a JIT ran the lead process's Ruby code, and how many samples' lines it hid. */
-static void say_jit(struct procs *ps, const char *before, const struct sampler_stats *sum)
+/* Whether a JIT ran the lead process's Ruby code (on at the start: before; its Ruby's: name), and how many samples' lines it hid. */
+static void say_jit(struct procs *ps, const char *before, const char *name, const struct sampler_stats *sum)
 {
-	const char *now = ps->lead && ps->v[0]->state == PROC_LIVE ? ruby_jit_on(&ps->v[0]->t) : NULL;
+	int live = ps->lead && ps->v[0]->state == PROC_LIVE;
+	const char *now = live ? ruby_jit_on(&ps->v[0]->t) : NULL;
 	const char *jit = now ? now : before;
 	if (!jit && !sum->jit_lines)
 		return;
 	fprintf(stderr, "rbscope: %s on%s: %llu of %llu thread samples ran JIT code in their innermost Ruby frame, its "
-		"method known and its line not (shown as ?)\n", jit ? jit : "a JIT",
+		"method known and its line not (shown as ?)\n", jit ? jit : name,
 		now && !before ? " (turned on during the recording)" : "", (unsigned long long)sum->jit_lines,
 		(unsigned long long)sum->samples);
 }
@@ -277,7 +278,7 @@ int cmd_record(int argc, char **argv)
 	task_cmdline(o.pid, cmdline, sizeof(cmdline));
 	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
 	p.ruby_version = (uint32_t)strtab_intern(&p.strs, t.version, strlen(t.version));
-	const char *jit_before = ruby_jit_on(&t);
+	const char *jit_before = ruby_jit_on(&t), *jit_name = ruby_jit_name(&t);
 	int gone = 0;
 	raw.f = raw_out.f;
 	rc = o.raw ? outfile_begin(&raw_out) : 0;
@@ -307,7 +308,7 @@ int cmd_record(int argc, char **argv)
 		"%llu stacks unchanged since the sample before\n",
 		(unsigned long long)p.dropped, (unsigned long long)sum.salvaged, (unsigned long long)sum.torn,
 		(unsigned long long)sum.errors, (unsigned long long)sum.unchanged);
-	say_jit(&sm.procs, jit_before, &sum);
+	say_jit(&sm.procs, jit_before, jit_name, &sum);
 	const struct procs *ps = &sm.procs;
 	if (ps->captures)
 		fprintf(stderr,

@@ -265,12 +265,24 @@ static void name_frame(struct unwinder *u, struct native_frame *f, int activatio
 	uint64_t at = activation ? f->pc : f->pc - 1;
 	uint64_t *hit = map_get(&u->names, at);
 	f->in_libruby = at >= u->libruby_lo && at < u->libruby_hi;
+	f->jit = 0;
 	if (hit) {
 		f->name = (uint32_t)(*hit >> 32);
 		f->module = (uint32_t)*hit;
+		f->jit = f->module && !strcmp(strtab_get(u->strs, f->module), "[jit]");
 		return;
 	}
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
+	const struct map_entry *e = mod ? NULL : maps_find(&u->maps, at);
+	if (e && !e->path[0] && e->perms[2] == 'x') {
+		/* Code in no file, executable: a JIT's (YJIT's). One frame; it has no CFI to unwind past. */
+		int64_t name = strtab_intern(u->strs, "(JIT code)", 10), m = strtab_intern(u->strs, "[jit]", 5);
+		f->name = name < 0 ? 0 : (uint32_t)name;
+		f->module = m < 0 ? 0 : (uint32_t)m;
+		f->jit = 1;
+		map_put(&u->names, at, (uint64_t)f->name << 32 | f->module);
+		return;
+	}
 	if (!mod)
 		u->stale = 1; /* a library loaded since? the mappings are read again before the next unwind */
 	const char *mname = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
@@ -307,6 +319,8 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	/* Deep enough into libruby: what lies beyond is the VM's (see stop_in_libruby). */
 	w->in_libruby = f->in_libruby ? w->in_libruby + 1 : 0;
 	if (w->u->stop_in_libruby && (w->in_libruby >= w->u->stop_in_libruby || (w->n == 1 && f->in_libruby)))
+		return DWARF_CB_ABORT;
+	if (f->jit)
 		return DWARF_CB_ABORT;
 	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }

@@ -46,6 +46,7 @@ struct native_frame {
 	uint32_t name;   /* strtab id: "deflate_slow", or "libz.so.1+0x5c3e" */
 	uint32_t module; /* strtab id: the file's base name */
 	int in_libruby;
+	int jit;         /* in anonymous executable memory: a JIT's code ("(JIT code)", the unwind's last frame) */
 };
 
 /*

@@ -7,8 +7,7 @@
 #include "../proc/maps.h"
 #include "../proc/mem.h"
 
-/* Ruby's own name for the JIT of its version that maps code without saying so. */
-static const char *jit_of_version(const struct ruby_target *t)
+const char *ruby_jit_name(const struct ruby_target *t)
 {
 	return t->L && t->L->api_major >= 4 ? "JIT" : "YJIT";
 }
@@ -37,11 +36,11 @@ const char *ruby_jit_on(struct ruby_target *t)
 	if (flags)
 		return NULL; /* the flags say: none is on */
 	if (t->core)
-		return jit_code_mapped(&t->maps) ? jit_of_version(t) : NULL;
+		return jit_code_mapped(&t->maps) ? ruby_jit_name(t) : NULL;
 	struct maps now;
 	if (maps_read(t->pid, &now))
 		return NULL;
 	int on = jit_code_mapped(&now);
 	maps_free(&now);
-	return on ? jit_of_version(t) : NULL;
+	return on ? ruby_jit_name(t) : NULL;
 }

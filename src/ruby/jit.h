@@ -13,5 +13,7 @@
  * in a running process); a core says what it held.
  */
 const char *ruby_jit_on(struct ruby_target *t);
+/* The JIT a frame that ran JIT code (its jit_return set) most likely ran: YJIT for 3.x, "JIT" after. */
+const char *ruby_jit_name(const struct ruby_target *t);
 
 #endif

@@ -145,4 +145,29 @@ else
 	salv=$(awk '/ samples in / { s = $2 } match($0, /[0-9]+ stacks salvaged,/) { v = substr($0, RSTART, RLENGTH) + 0 }
 		END { printf "%.2f", s ? 100 * v / s : 100 }' "$work/rubocop.err")
 	check "apps: rubocop: stacks salvaged in ${salv}% of samples (<= 5%)" awk -v u="$salv" 'BEGIN { exit !(u <= 5) }'
+
+	# The same under YJIT (3.1 --yjit): every function within 2 pp of --blocking's stopped stacks, read at once at
+	# 500 Hz (--blocking starts it, the default attaches as soon as it is there); and no function of more than 1%
+	# in the interpreter's profile above missing from it (a JIT frame left out would be).
+	(cd "$work/rc" && exec "$RBSCOPE" record -r 500 --blocking -f summary -o "$work/rcj-b.txt" -- ruby --yjit \
+		"$(command -v rubocop)" --cache false --format offenses . >/dev/null 2>&1) &
+	rp=$! c=""
+	for _ in $(seq 500); do c=$(pgrep -P $rp ruby) && break; sleep 0.01; done
+	"$RBSCOPE" record -p "${c:-0}" -r 500 -f summary -o "$work/rcj-d.txt" 2>"$work/rcj.err"
+	wait $rp
+	set -- $(awk 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
+		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1 }
+		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
+			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", w); printf "%.2f %s", m, w }' "$work/rcj-b.txt" "$work/rcj-d.txt")
+	check "apps: rubocop under YJIT: every function's self share within 2 pp of --blocking's (largest gap ${1:-?} pp, ${2:-}; $(grep -o 'YJIT on: [0-9]* of [0-9]*' "$work/rcj.err"))" \
+		sh -c "grep -q '^rbscope: YJIT on' '$work/rcj.err' && awk -v g='${1:-}' 'BEGIN { exit !(g != \"\" && g + 0 <= 2) }'"
+	# (the interpreter's: the recording above, its self shares from its stacks' innermost frames)
+	# (a frame's place, " (path:line)" or " (path)", cut off its name: the path may be "(eval)")
+	lost=$(awk 'FNR == 1 { f++ } f == 1 { n = $NF; t += n; sub(/ [0-9]+$/, ""); k = split($0, fr, ";"); leaf = fr[k]
+			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", leaf); self[leaf] += n }
+		f == 2 && FNR > 1 && $1 ~ /%$/ { k = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k)
+			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", k); have[k] = 1 }
+		END { for (k in self) if (100 * self[k] / t > 1 && !(k in have)) printf "%s (%.1f%%) ", k, 100 * self[k] / t }' \
+		"$work/rubocop.col" "$work/rcj-d.txt")
+	check "apps: rubocop under YJIT: no function of more than 1% self in the interpreter's profile missing (${lost:-none})" test -z "$lost"
 fi

@@ -39,6 +39,20 @@ for ver in $RUBIES_JIT; do
 	jit_frames "$ver" "--yjit --yjit-call-threshold=1" # (every method compiled at its first call)
 done
 
+# --native over JIT code (3.1 --yjit; the 3.3 build has no zlib): a method YJIT compiled calls a C method running libz
+# straight from its code. The JIT's code is one frame between the C method and the native functions it called (the
+# unwind stops there: JIT code has no CFI), in most samples of that C method.
+if start_ruby 3.1+yjit "$top/tests/integration/ruby/jit-native.rb"; then
+	"$RBSCOPE" record -p "$pid" --native -r 200 -d 3 -f collapsed -o "$work/jit-native.col" 2>"$work/jit-native.err"
+	stop_ruby "$pid"
+	share=$(awk '/Zlib::Deflate\.deflate \(/ { n += $NF; if ($0 ~ /Zlib::Deflate\.deflate \([^)]*\);\(JIT code\) \(\[jit\]\);.*;deflate \(libz/) j += $NF }
+		END { printf "%d of %d", j, n }' "$work/jit-native.col")
+	check "jit: ruby 3.1+yjit: --native: (JIT code) between Zlib::Deflate.deflate and libz's deflate ($share samples)" \
+		awk -v s="$share" 'BEGIN { split(s, a, " of "); exit !(a[2] >= 100 && a[1] >= 0.8 * a[2]) }'
+else
+	skipped "jit: ruby 3.1+yjit: --native: cannot start the program"
+fi
+
 # A JIT turned on in a running process (RubyVM::YJIT.enable, 3.3+: Rails 7.2's way): said from then on.
 if jit_flags="" start_ruby 3.3+yjit "$top/tests/integration/ruby/jit-later.rb"; then
 	"$RBSCOPE" snapshot -p "$pid" >"$work/jit-off.txt" 2>&1
