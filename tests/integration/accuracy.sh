@@ -47,14 +47,7 @@ for ver in $(rubies_except 2.7); do
 	"$RBSCOPE" record -p "$pid" -r 1000 -d 40 -f summary -o "$work/leaf-d.txt" 2>"$work/leaf.err"
 	wait $bp
 	stop_ruby "$pid"
-	# The largest gap over the functions of either profile (a function missing from one has 0% there), then
-	# Kernel#is_a?'s two shares, then the function with that gap.
-	# (A share missing reads 0 for --blocking's, 99 for the default's: either fails the check.)
-	set -- $(awk 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
-		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1; if ($5 == "Kernel#is_a?") a[f] = v }
-		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
-			sub(/ \(.*\)$/, "", w); printf "%.2f %s %s %s", m, (1 in a) ? a[1] : 0, (2 in a) ? a[2] : 99, w }' \
-		"$work/leaf-b.txt" "$work/leaf-d.txt")
+	set -- $(self_gap "$work/leaf-b.txt" "$work/leaf-d.txt" "Kernel#is_a?")
 	gap=${1:-} isa_b=${2:-} isa_d=${3:-}
 	shift 3 2>/dev/null
 	check "record: ruby $ver: short leaf calls: Kernel#is_a?'s self share within 2 pp of --blocking's (${isa_d:-?}% vs ${isa_b:-?}%)" \
@@ -96,11 +89,7 @@ for ver in $RUBIES_JIT; do
 			awk -v s="$t" -v o="$own" 'BEGIN { n = split(s, a, " "); split(o, b, " "); if (n != 4 || b[4] == "") exit 1
 				for (i = 1; i <= 4; i++) { d = a[i] - b[i]; if (d * d > 4) exit 1 } }'
 	done
-	set -- $(awk 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
-		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1; if ($5 == "Object#leaf") a[f] = v }
-		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
-			sub(/ \(.*\)$/, "", w); printf "%.2f %s %s %s", m, (1 in a) ? a[1] : 0, (2 in a) ? a[2] : 99, w }' \
-		"$work/jit-b.txt" "$work/jit-d.txt")
+	set -- $(self_gap "$work/jit-b.txt" "$work/jit-d.txt" "Object#leaf")
 	gap=${1:-} leaf_b=${2:-} leaf_d=${3:-}
 	shift 3 2>/dev/null
 	check "record: ruby $ver: the tiny leaf's self share within 2 pp of --blocking's (${leaf_d:-?}% vs ${leaf_b:-?}%)" \

@@ -155,12 +155,11 @@ else
 	for _ in $(seq 500); do c=$(pgrep -P $rp ruby) && break; sleep 0.01; done
 	"$RBSCOPE" record -p "${c:-0}" -r 500 -f summary -o "$work/rcj-d.txt" 2>"$work/rcj.err"
 	wait $rp
-	set -- $(awk 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
-		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1 }
-		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
-			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", w); printf "%.2f %s", m, w }' "$work/rcj-b.txt" "$work/rcj-d.txt")
-	check "apps: rubocop under YJIT: every function's self share within 2 pp of --blocking's (largest gap ${1:-?} pp, ${2:-}; $(grep -o 'YJIT on: [0-9]* of [0-9]*' "$work/rcj.err"))" \
-		sh -c "grep -q '^rbscope: YJIT on' '$work/rcj.err' && awk -v g='${1:-}' 'BEGIN { exit !(g != \"\" && g + 0 <= 2) }'"
+	set -- $(self_gap "$work/rcj-b.txt" "$work/rcj-d.txt")
+	gap=${1:-}
+	shift 3 2>/dev/null
+	check "apps: rubocop under YJIT: every function's self share within 2 pp of --blocking's (largest gap ${gap:-?} pp, $*; $(grep -o 'YJIT on: [0-9]* of [0-9]*' "$work/rcj.err"))" \
+		sh -c "grep -q '^rbscope: YJIT on' '$work/rcj.err' && awk -v g='$gap' 'BEGIN { exit !(g != \"\" && g + 0 <= 2) }'"
 	# (the interpreter's: the recording above, its self shares from its stacks' innermost frames)
 	# (a frame's place, " (path:line)" or " (path)", cut off its name: the path may be "(eval)")
 	lost=$(awk 'FNR == 1 { f++ } f == 1 { n = $NF; t += n; sub(/ [0-9]+$/, ""); k = split($0, fr, ";"); leaf = fr[k]

@@ -114,6 +114,17 @@ state_share() {
 
 stop_ruby() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
+# self_gap REF OTHER [FUNCTION]: two summaries' (record -f summary) largest gap in a function's self share, over the
+# functions of either (one missing from a file has 0% there), in pp; then FUNCTION's share in REF and in OTHER (a share
+# missing reads 0 in REF, 99 in OTHER: either fails a check of it); then the function with that gap (its place cut).
+self_gap() {
+	awk -v fn="${3:-}" 'FNR == 1 { f++ } FNR > 1 && $1 ~ /%$/ { v = $1; sub("%", "", v); k = $0
+		sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", k); s[f, k] = v; n[k] = 1; if ($5 == fn) a[f] = v }
+		END { for (k in n) { g = s[1, k] - s[2, k]; if (g < 0) g = -g; if (g >= m) { m = g; w = k } }
+			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", w)
+			printf "%.2f %s %s %s", m, (1 in a) ? a[1] : 0, (2 in a) ? a[2] : 99, w }' "$1" "$2"
+}
+
 # cpu_ns PID TID: the CPU time thread TID of PID has run, in ns (the kernel's schedstat), 0 if it is gone.
 cpu_ns() { awk '{ print $1 }' "/proc/$1/task/$2/schedstat" 2>/dev/null || echo 0; }
 
