@@ -242,6 +242,10 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 			c->credit_ns += (int64_t)(th->cpu_ns - c->cpu_ns);
 		c->cpu_ns = th->cpu_ns;
 		n = c->credit_ns >= (int64_t)period ? (uint64_t)c->credit_ns / period : 0;
+	} else if (th->shared) {
+		/* An M:N thread: its native thread's clock runs others too. It runs while it holds its GVL: a
+		   tick's worth then, none while it waits or sleeps. */
+		n = th->state == THREAD_RUNNING ? 1 + s->ticks_missed : 0;
 	} else {
 		n = k; /* no CPU time to go by (a thread without a tid): its captures as taken */
 	}
@@ -260,6 +264,10 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	uint64_t rest = n - keep;
 	if (c)
 		c->credit_ns -= (int64_t)(keep * period);
+	if (!err && !c && rest && th->shared && !in_wait(th)) {
+		s->st.salvaged += (uint64_t)th->salvaged;
+		return add_spread(s, th, prev, t_ns, rest);
+	}
 	if (err || !c || !rest)
 		return err;
 	if (in_wait(th)) {

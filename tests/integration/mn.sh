@@ -17,6 +17,13 @@ for ver in $(rubies_except 2.7 3.1); do
 			(mn["wait"] && f["wait"] ~ /Thread::Queue#pop/ && f["wait"] ~ /Object#wait/) ? "wait " : "", zero ? "tid=0" : "" }' "$work/mn-snap.txt")
 	check "mn: ruby $ver: snapshot shows each M:N thread with its own stack, none as tid 0 (as expected: ${got:-none})" \
 		test "$got" = "a b nap wait "
+	# --mode cpu: an M:N thread's native thread runs others too, so its time is its ticks holding the GVL: the two
+	# busy threads share one GVL, half each (300 ticks: within 15 pp), the sleeping and waiting ones none.
+	"$RBSCOPE" record -p "$pid" -r 100 -d 3 --mode cpu -f summary -o "$work/mn-cpu.txt" 2>/dev/null
+	cpu=$(awk '$2 == "(M:N" { s[$1] = $5 } END { t = s["a"] + s["b"]
+		printf "a %d%% b %d%%, nap %d, wait %d", t ? 100 * s["a"] / t : 0, t ? 100 * s["b"] / t : 0, s["nap"], s["wait"] }' "$work/mn-cpu.txt")
+	check "mn: ruby $ver: --mode cpu: the busy M:N threads half each of the time holding the GVL, the others none ($cpu)" \
+		sh -c "echo '$cpu' | awk '{ a = \$2 + 0; b = \$4 + 0; exit !(a >= 35 && a <= 65 && b >= 35 && b <= 65 && \$6 == \"0,\" && \$8 == \"0\") }'"
 	# 6 s at 100 Hz, from outside and --blocking at once
 	"$RBSCOPE" record -p "$pid" -r 100 -d 6 --blocking -f summary -o "$work/mn-b.txt" 2>/dev/null &
 	bp=$!
