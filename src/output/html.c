@@ -61,8 +61,11 @@ static void threads(const struct profile *p, FILE *f)
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		uint64_t n = profile_thread_samples(p, i);
 		char ref[24];
-		profile_thread_ref(p->threads[i].tid, ref, sizeof(ref));
-		fprintf(f, "<tr><td>%s</td><td>", ref + (p->threads[i].tid >= 0 ? 4 : 0)); /* (the tid alone) */
+		if (p->threads[i].tid >= 0) /* (the tid alone, or "M:N thread 3") */
+			snprintf(ref, sizeof(ref), "%d", (int)p->threads[i].tid);
+		else
+			profile_thread_ref(p->threads[i].tid, ref, sizeof(ref));
+		fprintf(f, "<tr><td>%s</td><td>", ref);
 		xml_write_text(f, strtab_get(&p->strs, p->threads[i].name), SIZE_MAX);
 		fprintf(f, "</td><td>%llu</td>", (unsigned long long)n);
 		for (int k = 0; k < PROFILE_STATES; k++)

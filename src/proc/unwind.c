@@ -269,7 +269,7 @@ static void name_frame(struct unwinder *u, struct native_frame *f, int activatio
 	if (hit) {
 		f->name = (uint32_t)(*hit >> 32);
 		f->module = (uint32_t)*hit;
-		f->jit = f->module && !strcmp(strtab_get(u->strs, f->module), "[jit]");
+		f->jit = u->jit_module && f->module == u->jit_module;
 		return;
 	}
 	Dwfl_Module *mod = dwfl_addrmodule(u->dwfl, at);
@@ -278,7 +278,7 @@ static void name_frame(struct unwinder *u, struct native_frame *f, int activatio
 		/* Code in no file, executable: a JIT's (YJIT's). One frame; it has no CFI to unwind past. */
 		int64_t name = strtab_intern(u->strs, "(JIT code)", 10), m = strtab_intern(u->strs, "[jit]", 5);
 		f->name = name < 0 ? 0 : (uint32_t)name;
-		f->module = m < 0 ? 0 : (uint32_t)m;
+		f->module = u->jit_module = m < 0 ? 0 : (uint32_t)m;
 		f->jit = 1;
 		map_put(&u->names, at, (uint64_t)f->name << 32 | f->module);
 		return;

@@ -26,6 +26,7 @@ struct unwinder {
 	struct maps maps;   /* as reported to dwfl */
 	uint64_t libruby_lo, libruby_hi; /* where libruby's (or a static ruby's) code is, 0 if unknown */
 	struct map names;   /* pc -> its function's and file's names (strtab ids) */
+	uint32_t jit_module; /* the strtab id of "[jit]", the file of frames in JIT code, 0 until one is seen */
 	struct strtab *strs; /* the caller's, where names are interned */
 	/* the thread being unwound */
 	uint64_t regs[17];  /* DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8-r15, then rip */

@@ -122,11 +122,12 @@ static const char *thread_name(struct sampler *s, const struct ruby_thread_sampl
 	return buf;
 }
 
-static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *th)
+/* The --threads root frame of th, whose key is key. */
+static int64_t thread_frame(struct sampler *s, const struct ruby_thread_sample *th, int32_t key)
 {
 	char name[320], ref[32], nbuf[256];
 	const char *tn = thread_name(s, th, nbuf, sizeof(nbuf));
-	profile_thread_ref(thread_key(s, th), ref, sizeof(ref));
+	profile_thread_ref(key, ref, sizeof(ref));
 	snprintf(name, sizeof(name), "thread %s%s(%s)", tn, *tn ? " " : "", ref);
 	return profile_frame(s->profile, name, "", 0, PROFILE_FRAME_THREAD);
 }
@@ -286,8 +287,11 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	return add_spread(s, &ran, prev, t_ns, rest);
 }
 
-/* th's stack interned in the profile (its thread named there): its id, -1 for a thread with no frames, or a negative code. */
-static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *th)
+/*
+ * th's stack interned in the profile (its thread, whose key is key, named
+ * there): its id, -1 for a thread with no frames, or a negative code.
+ */
+static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *th, int32_t key)
 {
 	int err;
 	if (!th->nframes) {
@@ -298,7 +302,7 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 	if (s->process_frame >= 0)
 		s->stack_buf[n++] = (uint32_t)s->process_frame;
 	if (s->cfg.threads_root) {
-		int64_t id = thread_frame(s, th);
+		int64_t id = thread_frame(s, th, key);
 		if (id < 0)
 			return (int)id;
 		s->stack_buf[n++] = (uint32_t)id;
@@ -318,7 +322,6 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 	/* (what it is named by, mixed: a collision would only miss a renaming) */
 	uint64_t named = (((uint64_t)th->name * UINT64_C(0x9E3779B97F4A7C15) ^ ((uint64_t)th->ractor_name << 32 | th->ractor))
 			  << 1 | (uint64_t)!!th->main) + 1, *seen;
-	int32_t key = thread_key(s, th);
 	if (!(seen = map_get(&s->threads_seen, (uint32_t)key)) || *seen != named) {
 		char nbuf[256];
 		const char *tn = thread_name(s, th, nbuf, sizeof(nbuf));
@@ -341,10 +344,11 @@ static int jit_line_unknown(const struct ruby_thread_sample *th)
 /* Add th's stack to the profile as a sample at t_ns. */
 static int add_thread(struct sampler *s, const struct ruby_thread_sample *th, uint64_t t_ns)
 {
-	int64_t st = thread_stack(s, th);
+	int32_t key = thread_key(s, th);
+	int64_t st = thread_stack(s, th, key);
 	if (st == -1)
 		return 0;
-	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, thread_key(s, th));
+	int err = st < 0 ? (int)st : profile_add(s->profile, (uint32_t)st, t_ns, key);
 	s->st.samples += !err;
 	s->st.jit_lines += !err && jit_line_unknown(th);
 	return err;
@@ -402,14 +406,15 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		   (its C code on the way into the wait) is left to the thread's CPU clock, as an outside read is. */
 		if (in_wait(th))
 			return 0;
-		int64_t st = thread_stack(d->s, th);
+		int32_t key = thread_key(d->s, th);
+		int64_t st = thread_stack(d->s, th, key);
 		if (st < 0)
 			return st == -1 ? 0 : (int)st;
 		struct sampler_pending *v = vec_grow(d->s->pend, d->s->npend, &d->s->pend_cap, sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		d->s->pend = v;
-		v[d->s->npend++] = (struct sampler_pending){ t, thread_key(d->s, th), (uint32_t)st };
+		v[d->s->npend++] = (struct sampler_pending){ t, key, (uint32_t)st };
 		d->s->st.salvaged += (uint64_t)th->salvaged;
 		return 0;
 	}

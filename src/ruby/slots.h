@@ -79,6 +79,8 @@ struct walk_cache {
 	uint64_t order[WALK_MAX_THREADS]; /* the threads in list order at the last sample that went through it */
 	int norder;
 	uint64_t batch_gen; /* batches of quiet reads taken (read_quiet_batch) */
+	struct ractor_name_seen { uint64_t val; uint32_t id; } ractor_names[8]; /* Ractor names read (String -> strtab id) */
+	unsigned ractor_names_next;
 	unsigned char *bth, *bcfps; /* a batch's rb_thread_t copies and control frames */
 	size_t bcfps_cap;
 	struct quiet_parts *bq;

@@ -90,7 +90,64 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	s->nthreads++;
 }
 
+/*
+ * Read the thread at thaddr of a list whose GVL owner is owner, into s (th:
+ * room for its rb_thread_t; batched: the sample's batch of quiet reads was
+ * taken), and set *next to its link in the list. 0, ERR_TORN (the sample is
+ * refused), or another negative code.
+ */
+static int walk_listed(struct ruby_target *t, struct ruby_sample *s, struct walk_cache *c, uint64_t thaddr,
+		       uint64_t owner, unsigned flags, int batched, unsigned char *th, uint64_t *next)
+{
+	struct walk_slot *w = walk_slot_of(c, thaddr);
+	int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total), err;
+	struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1 };
+	unsigned char *tp = th;
+	int in_batch = batched && w->batch_gen == c->batch_gen;
+	if (in_batch) { /* its rb_thread_t and quiet parts came in the batch */
+		tp = c->bth + (size_t)w->batch_i * t->th_read_len;
+		have_th = 1;
+	}
+	if (room < 2) { /* the sample is full: list the thread without frames */
+		err = have_th ? 0 : mem_read(&t->mem, thaddr, tp, t->th_read_len);
+		have_th = !err;
+	} else if (in_batch && w->last_named <= r.room && quiet_judge(t, w, tp, &c->bq[w->batch_i], &r)) {
+		err = 0;
+	} else {
+		if (in_batch)
+			w->quiet = 0; /* tried: read in full */
+		err = stack_read_thread(t, c, w, tp, &have_th, &r);
+	}
+	if (err == -EFAULT)
+		err = ERR_TORN;
+	if (err && err != ERR_TORN)
+		return err;
+	if (!have_th)
+		return ERR_TORN;
+	/* The list is a ring: a thread linked to nothing was freed (and scrubbed) after the link to it
+	   was read. It is no thread, and the rest of the list is out of reach: the sample is refused. */
+	if (!(*next = walk_word(tp, t->L->th_lt_node)))
+		return ERR_TORN;
+	finish_thread(t, s, w, tp, owner, flags, err, &r);
+	return 0;
+}
+
 #define WALK_MAX_RACTORS 64
+#define RACTOR_NAMES (sizeof(((struct walk_cache *)0)->ractor_names) / sizeof(((struct walk_cache *)0)->ractor_names[0]))
+
+/* The strtab id of a Ractor's name (its String VALUE, or nil: 0), read once while the cache keeps it. */
+static uint32_t ractor_name(struct ruby_target *t, struct walk_cache *c, uint64_t name)
+{
+	char nbuf[128];
+	if (!ruby_is_heap(t, name))
+		return 0;
+	for (size_t i = 0; i < RACTOR_NAMES; i++)
+		if (c->ractor_names[i].val == name)
+			return c->ractor_names[i].id;
+	uint32_t id = ruby_read_string(t, name, nbuf, sizeof(nbuf)) ? 0 : ruby_intern(t, nbuf);
+	c->ractor_names[c->ractor_names_next++ % RACTOR_NAMES] = (struct ractor_name_seen){ name, id };
+	return id;
+}
 
 /*
  * The threads of every Ractor but the main one (3.0+: each with a GVL of its
@@ -119,28 +176,14 @@ static int walk_other_ractors(struct ruby_target *t, struct ruby_sample *s, stru
 			rnode = next;
 			continue;
 		}
-		uint32_t rname = 0;
-		char nbuf[128];
-		if (ruby_is_heap(t, name) && !ruby_read_string(t, name, nbuf, sizeof(nbuf)))
-			rname = ruby_intern(t, nbuf);
+		uint32_t rname = ractor_name(t, c, name);
 		uint64_t head = r + (uint64_t)L->ractor_threads_set;
 		for (int n = 0; node && node != head && s->nthreads < WALK_MAX_THREADS; n++) {
 			if (n == WALK_MAX_THREADS)
 				return ERR_TORN;
-			uint64_t thaddr = node - (uint64_t)L->th_lt_node;
-			struct walk_slot *w = walk_slot_of(c, thaddr);
-			int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
-			struct thread_read r2 = { .out = s->frames + s->nframes_total, .room = room - 1 };
-			int err = room < 2 ? mem_read(&t->mem, thaddr, th, t->th_read_len) : stack_read_thread(t, c, w, th, &have_th, &r2);
-			have_th = have_th || (room < 2 && !err);
-			if (err == -EFAULT)
-				err = ERR_TORN;
-			if ((err && err != ERR_TORN) || !have_th)
-				return err ? err : ERR_TORN;
-			if (!(node = walk_word(th, L->th_lt_node)))
-				return ERR_TORN;
-			int before = s->nthreads;
-			finish_thread(t, s, w, th, owner, flags, err, &r2);
+			int before = s->nthreads, err = walk_listed(t, s, c, node - (uint64_t)L->th_lt_node, owner, flags, 0, th, &node);
+			if (err)
+				return err;
 			if (s->nthreads > before) {
 				s->threads[before].ractor = id;
 				s->threads[before].ractor_name = rname;
@@ -221,36 +264,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	}
 	for (int guard = nord; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
-		struct walk_slot *w = walk_slot_of(c, thaddr);
-		int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total);
-		struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1 };
-		unsigned char *tp = th;
-		int in_batch = batched && w->batch_gen == c->batch_gen;
-		if (in_batch) { /* its rb_thread_t and quiet parts came in the batch */
-			tp = c->bth + (size_t)w->batch_i * t->th_read_len;
-			have_th = 1;
-		}
-		if (room < 2) { /* the sample is full: list the thread without frames */
-			err = have_th ? 0 : mem_read(&t->mem, thaddr, tp, t->th_read_len);
-			have_th = !err;
-		} else if (in_batch && w->last_named <= r.room && quiet_judge(t, w, tp, &c->bq[w->batch_i], &r)) {
-			err = 0;
-		} else {
-			if (in_batch)
-				w->quiet = 0; /* tried: read in full */
-			err = stack_read_thread(t, c, w, tp, &have_th, &r);
-		}
-		if (err == -EFAULT)
-			err = ERR_TORN;
-		if (err && err != ERR_TORN)
+		if ((err = walk_listed(t, s, c, thaddr, owner, flags, batched, th, &node)))
 			return err;
-		if (!have_th)
-			return ERR_TORN;
-		/* The list is a ring: a thread linked to nothing was freed (and scrubbed) after the link to it
-		   was read. It is no thread, and the rest of the list is out of reach: the sample is refused. */
-		if (!(node = walk_word(tp, L->th_lt_node)))
-			return ERR_TORN;
-		finish_thread(t, s, w, tp, owner, flags, err, &r);
 		c->order[nord++] = thaddr;
 	}
 	if (!node || node == head)
