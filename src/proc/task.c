@@ -30,15 +30,29 @@ static ssize_t read_file(const char *path, char *out, size_t cap)
 	return n;
 }
 
-char task_state(pid_t pid, pid_t tid)
+char task_state_cpu(pid_t pid, pid_t tid, int *cpu)
 {
 	char path[64], text[1024];
+	*cpu = -1;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	if (read_file(path, text, sizeof(text)) <= 0)
 		return '?';
-	/* The command name may hold spaces and parens: the state follows the last ')'. */
+	/* The command name may hold spaces and parens: the state (field 3) follows the last ')'. */
 	char *p = strrchr(text, ')');
-	return p && p[1] == ' ' && p[2] ? p[2] : '?';
+	if (!p || p[1] != ' ' || !p[2])
+		return '?';
+	/* field 39: the CPU */
+	int field = 3;
+	for (const char *q = p + 3; *q && field < 39; q++)
+		if (*q == ' ' && ++field == 39)
+			*cpu = atoi(q + 1);
+	return p[2];
+}
+
+char task_state(pid_t pid, pid_t tid)
+{
+	int cpu;
+	return task_state_cpu(pid, tid, &cpu);
 }
 
 int task_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns)

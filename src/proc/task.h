@@ -7,6 +7,8 @@
 
 /* The state letter of a thread (R, S, D, T, Z...), or '?' if it is gone. */
 char task_state(pid_t pid, pid_t tid);
+/* task_state, and with *cpu the CPU it runs on or waits for (-1 if unread). */
+char task_state_cpu(pid_t pid, pid_t tid, int *cpu);
 /*
  * The CPU time thread tid has run, by the kernel's account: nanoseconds from
  * /proc/PID/task/TID/schedstat, or (a kernel without it) user and system

@@ -225,9 +225,13 @@ static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sa
  * clock's captures of that time (held in pend since the drain) give the
  * stacks as far as they go, evenly chosen if there are more than the
  * kernel's count; the rest goes to the stack read now. A thread waiting for
- * the GVL ran in the call it is in (a C call that let the GVL go); one in a
- * method that waits (sleep, a queue) ran before it: that time waits for a
- * tick that finds it out of the wait (at most CPU_CARRY_NS of it).
+ * the GVL back from a C call that let it go ran in that call; one that gave
+ * it up in Ruby code (its turn over) and one in a method that waits (sleep,
+ * a queue) ran before: that time waits for a tick that finds it running (at
+ * most CPU_CARRY_NS of it). Where a thread waits is no sample of where it ran:
+ * on 3.1 a thread yields as a C method returns, its frame still there, and a
+ * Puma worker's threads queue for the GVL at the return of the setsockopt
+ * that sends a response, a call of a few microseconds.
  */
 #define CPU_CARRY_NS INT64_C(1000000000)
 static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uint64_t period, uint64_t prev,
@@ -271,7 +275,7 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	}
 	if (err || !c || !rest)
 		return err;
-	if (in_wait(th)) {
+	if (in_wait(th) || (th->state == THREAD_GVL_WAIT && th->yielded)) {
 		if (c->credit_ns > CPU_CARRY_NS)
 			c->credit_ns = CPU_CARRY_NS;
 		return 0;
@@ -422,6 +426,11 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 	return add_thread(d->s, th, t);
 }
 
+static int holder_on_cpu(void *ctx, uint64_t th)
+{
+	return ruby_capture_on_cpu(ctx, th);
+}
+
 int sampler_tick(struct sampler *s, uint64_t t_ns)
 {
 	s->st.ticks++;
@@ -438,7 +447,12 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	unsigned flags = (s->cfg.mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->cfg.syscalls ? WALK_SYSCALL : 0) |
 			 (s->cfg.native ? WALK_NATIVE : 0);
+	/* wall mode: whether the GVL holder is off its CPU, asked as its stack is read (see below) */
+	int ask = s->capture && s->cfg.mode == SAMPLER_WALL;
+	s->target->holder_on_cpu = ask ? holder_on_cpu : NULL;
+	s->target->holder_ctx = ask ? s->capture : NULL;
 	int err = ruby_sample_take(s->target, s->sample, flags);
+	s->target->holder_on_cpu = NULL;
 	if (err == ERR_TORN) {
 		s->st.torn++;
 		return 0;
@@ -466,10 +480,14 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		   stand still, and are read from outside at each tick. */
 		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th)) {
 			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
-			   holding the GVL): in a wall profile, that time goes to its stack as read here. */
-			int owed = s->cfg.mode == SAMPLER_WALL ? ruby_capture_owed(s->capture, th->th, s->st.ticks, clock_now_ns()) : 0;
-			uint64_t more = owed > 0 ? (uint64_t)owed : 0;
-			s->st.owed += more; /* (time-based: ticks missed included) */
+			   holding the GVL): in a wall profile, a tick that finds it so gives it its stack as
+			   read here, which stands still then. (As a tick finds any other thread: on average,
+			   its share of the ticks is its share of the time. Counting the time off its CPU
+			   between two ticks instead misses the spells of a thread that holds the GVL a little
+			   at a time, as a Puma worker's threads do: 4 pp of each one's time, all of it in a
+			   call that wakes another process, whose CPU it then waits for.) */
+			uint64_t more = s->cfg.mode == SAMPLER_WALL && th->off_cpu ? 1 + s->ticks_missed : 0;
+			s->st.owed += more;
 			s->st.salvaged += (uint64_t)th->salvaged * more;
 			if (more && (err = add_spread(s, th, prev_tick, t_ns, more)))
 				return err;

@@ -32,7 +32,7 @@ enum sampler_mode { SAMPLER_WALL, SAMPLER_CPU, SAMPLER_GVL };
 	X(native_moved, "--native: thread stacks left without native frames (moved on during the unwind)") \
 	X(native_sampled, "--native: threads on a CPU without the GVL unwound from a kernel sample")       \
 	X(captured, "samples of the GVL holder taken on its own CPU (BPF)")                                \
-	X(owed, "samples of it read from outside for its time off its CPU (ruby_capture_owed)")            \
+	X(owed, "samples of it read from outside at ticks that found it off its CPU")                     \
 	X(capture_lost, "captures it could not hand on: its ring was full")                                \
 	X(capture_bad, "captures whose ec or frames did not read")                                         \
 	X(capture_unfollowed, "threads it could not give a clock (read from outside)")                     \

@@ -2,6 +2,7 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "../lib/clock.h"
 #include "../lib/err.h"
+#include "../proc/task.h"
 #include "bpf/capture_rec.h"
 #include "frames.h"
 #include "native.h"
@@ -50,10 +52,6 @@ struct followed {
 	void *ring;      /* --native: the event's buffer (a control page, then NATIVE_PAGES of samples) */
 	size_t ring_len;
 	struct capture_mark mark; /* --native: the latest, while it was on its CPU without the GVL */
-	/* ruby_capture_owed: at the tick it was last asked, the time then and its CPU time then, and the
-	   time off its CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
-	uint64_t owed_tick, owed_wall, owed_cpu;
-	int64_t owed_carry;
 };
 
 struct ruby_capture {
@@ -439,10 +437,8 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared || ts->ractor)
 			continue;
 		struct followed *f = find(c, ts->th);
-		if (f && f->tid != ts->tid) {
+		if (f && f->tid != ts->tid)
 			unfollow(f); /* a new thread where an old one was */
-			f->owed_tick = 0;
-		}
 		if (!f) {
 			if (c->nf == c->capf) {
 				int cap = c->capf ? 2 * c->capf : 8;
@@ -499,27 +495,26 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c)
 	return &c->source;
 }
 
-int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns)
+/*
+ * Its task clock, read twice: the kernel brings a running thread's count up
+ * to date at each read (the moment of the read, on the CPU it runs on), so
+ * the count moves between the two; off its CPU it stands still. A thread
+ * ready to run on the CPU we run on counts as on it: the tick's own wake-up
+ * took that CPU from it. (On two busy CPUs half the ticks would find the
+ * holder so, and its time would count twice: a Puma worker's threads got up
+ * to 10% more samples than ticks.)
+ */
+int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 {
 	struct followed *f = find(c, th);
-	uint64_t cpu;
-	if (!f || !f->link || read(f->fd, &cpu, sizeof(cpu)) != (ssize_t)sizeof(cpu))
-		return 0;
-	int fresh = !f->owed_tick || f->owed_tick + 1 != tick; /* (it did not hold the GVL at the tick before) */
-	uint64_t dw = now_ns - f->owed_wall, dc = cpu - f->owed_cpu;
-	f->owed_tick = tick, f->owed_wall = now_ns, f->owed_cpu = cpu;
-	if (fresh) {
-		f->owed_carry = 0;
-		return 0;
-	}
-	int64_t p = (int64_t)c->period_ns;
-	f->owed_carry += (int64_t)dw - (int64_t)dc;
-	if (f->owed_carry < -p)
-		f->owed_carry = -p; /* (ticks late or early by a little: their CPU time evens out) */
-	int n = 0;
-	for (; f->owed_carry >= p && n < 1000; n++)
-		f->owed_carry -= p;
-	return n;
+	uint64_t a, b;
+	if (!f || !f->link || read(f->fd, &a, sizeof(a)) != (ssize_t)sizeof(a) ||
+	    read(f->fd, &b, sizeof(b)) != (ssize_t)sizeof(b))
+		return -1;
+	if (b != a)
+		return 1;
+	int cpu, here = sched_getcpu();
+	return task_state_cpu(c->t->pid, f->tid, &cpu) == 'R' && cpu >= 0 && cpu == here;
 }
 
 int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)

@@ -41,14 +41,13 @@ int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
 const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
 
 /*
- * How many samples thread th is owed, at tick number tick (now_ns its time),
- * for the time it spent off its CPU since the tick before: preempted,
- * throttled or blocked while it held the GVL, when its clock does not run.
- * That is the time passed less the CPU time its clock counted, in periods of
- * 1/hz, the rest carried on. For the thread that holds the GVL at the tick;
- * 0 for one not followed, or that did not hold it at the tick before.
+ * Is thread th on its CPU now: 1, or 0 off it (preempted, throttled, or
+ * blocked while it holds the GVL, when its clock stands still and nothing
+ * samples it here); -1 if it is not followed. For the thread that holds the
+ * GVL at a tick: off its CPU, the tick's sample is its stack read from
+ * outside, which stands still then; on it, the clock's samples have its time.
  */
-int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns);
+int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th);
 
 /*
  * native, a thread on its CPU without the GVL (its Ruby frames stand still,

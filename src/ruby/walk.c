@@ -36,13 +36,16 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	memset(ts, 0, sizeof(*ts));
 	ts->th = w->th;
 	ts->main = w->th == t->main_thread;
-	ts->state = vm_thread_state(t, th, w->th, owner);
+	ts->state = vm_thread_state(t, th, w->th, owner, &ts->yielded);
 	if (ts->state == THREAD_KILLED)
 		return;
 	if (err == ERR_TORN) {
 		s->torn++;
 		return;
 	}
+	/* (first: its stack has just been read) */
+	if (ts->state == THREAD_RUNNING && t->holder_on_cpu)
+		ts->off_cpu = t->holder_on_cpu(t->holder_ctx, w->th) == 0;
 	/*
 	 * The main thread is the process's first thread, whose tid is the pid:
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
