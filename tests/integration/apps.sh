@@ -169,4 +169,44 @@ else
 		END { for (k in self) if (100 * self[k] / t > 1 && !(k in have)) printf "%s (%.1f%%) ", k, 100 * self[k] / t }' \
 		"$work/rubocop.col" "$work/rcj-d.txt")
 	check "apps: rubocop under YJIT: no function of more than 1% self in the interpreter's profile missing (${lost:-none})" test -z "$lost"
+
+	# Puma (cluster) + Sinatra under YJIT (RUBYOPT=--yjit reaches the workers), under wrk: the wall profile of both
+	# workers beside --blocking's of the same seconds: every function's self share within 2 pp, each request
+	# thread's running share within 3 pp (a thread holding the GVL while wrk has its CPU keeps that time); and no
+	# function that has more than 1% of the interpreter's request samples (the recording above) missing.
+	jport=$((port + 11))
+	(cd "$apps" && RUBYOPT=--yjit RBSCOPE_TEST_PORT=$jport exec puma -C puma.rb config.ru) >"$work/pumaj.out" 2>&1 &
+	jmaster=$!
+	pids="$pids $jmaster"
+	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/pumaj.out")" -ge 2 ] && break; sleep 0.1; done
+	wrk -t2 -c8 -d12s "http://127.0.0.1:$jport/json" >>"$work/wrk.out" 2>&1 &
+	wrkpid=$!
+	sleep 1
+	"$RBSCOPE" record -p $jmaster -s -r 400 -d 8 --blocking -f summary -o "$work/pj-b.txt" --raw "$work/pj-b.raw" 2>/dev/null &
+	bp=$!
+	"$RBSCOPE" record -p $jmaster -s -r 400 -d 8 -f summary -o "$work/pj-d.txt" --raw "$work/pj-d.raw" 2>"$work/pj.err"
+	wait $bp
+	kill $wrkpid 2>/dev/null
+	wait $wrkpid 2>/dev/null
+	kill -TERM $jmaster 2>/dev/null
+	wait $jmaster 2>/dev/null
+	set -- $(self_gap "$work/pj-b.txt" "$work/pj-d.txt")
+	gap=${1:-}
+	shift 3 2>/dev/null
+	check "apps: puma + sinatra under YJIT: every function's self share within 2 pp of --blocking's (largest gap ${gap:-?} pp, $*; $(grep -o 'YJIT on: [0-9]* of [0-9]*' "$work/pj.err"))" \
+		sh -c "grep -q '^rbscope: YJIT on' '$work/pj.err' && awk -v g='$gap' 'BEGIN { exit !(g != \"\" && g + 0 <= 2) }'"
+	# (the per-thread table: "NAME (tid N)  SAMPLES  RUNNING% ...", the request threads' "puma srv tp")
+	tgap=$(awk '/puma srv tp .*\(tid [0-9]+\)/ { match($0, /\(tid [0-9]+\) +[0-9]+ +[0-9.]+%/); split(substr($0, RSTART, RLENGTH), f, /[ )%]+/)
+			if (FILENAME == ARGV[1]) b[f[2]] = f[4]; else if (f[2] in b) { g = f[4] - b[f[2]]; if (g < 0) g = -g; if (g > m) m = g; n++ } }
+		END { printf "%.1f %d", m, n }' "$work/pj-b.txt" "$work/pj-d.txt")
+	check "apps: puma + sinatra under YJIT: each request thread's running share within 3 pp of --blocking's (largest gap, threads: $tgap)" \
+		awk -v g="${tgap% *}" -v n="${tgap#* }" 'BEGIN { exit !(n >= 4 && g <= 3) }'
+	"$RBSCOPE" report -i "$work/pj-d.raw" -f collapsed -o "$work/pj-d.col" 2>/dev/null
+	# (self shares among samples in a request, running: no state over the innermost frame)
+	lost=$(awk 'FNR == 1 { f++ } /Puma::Request#handle_request/ { n = $NF; sub(/ [0-9]+$/, ""); k = split($0, a, ";"); leaf = a[k]
+			if (leaf ~ /^\(/) next
+			sub(/ \((\([^()]*\)[^()]*|[^()]*)\)$/, "", leaf); s[f, leaf] += n; t[f] += n }
+		END { for (x in s) { split(x, k, SUBSEP); if (k[1] == 1 && 100 * s[x] / t[1] > 1 && !((2, k[2]) in s)) printf "%s (%.1f%%) ", k[2], 100 * s[x] / t[1] } }' \
+		"$work/puma.col" "$work/pj-d.col")
+	check "apps: puma + sinatra under YJIT: no function of more than 1% of the interpreter's request samples missing (${lost:-none})" test -z "$lost"
 fi
