@@ -54,6 +54,10 @@ struct ruby_target;
 struct ruby_attach_opts;
 extern struct ruby_attach_opts builtin_attach_opts;
 int builtin_attach(struct ruby_target *t, int pid);
+/* Open the core at path (its mapped files under sysroot, NULL: /) and the Ruby in it, with a one-line error
+   and hint on failure; 0 or an exit code. */
+struct core;
+int builtin_open_core(struct core *c, struct ruby_target *t, const char *path, const char *sysroot);
 /*
  * Report err for what (a format) about process pid; for a permission refusal
  * the hint says why the kernel refused (task_access_why). The exit code.

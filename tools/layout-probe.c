@@ -65,6 +65,21 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_t_array RUBY_T_ARRAY
 #define F_t_iclass RUBY_T_ICLASS
 #define F_t_imemo RUBY_T_IMEMO
+#define F_t_none RUBY_T_NONE
+#define F_t_float RUBY_T_FLOAT
+#define F_t_regexp RUBY_T_REGEXP
+#define F_t_hash RUBY_T_HASH
+#define F_t_struct RUBY_T_STRUCT
+#define F_t_bignum RUBY_T_BIGNUM
+#define F_t_file RUBY_T_FILE
+#define F_t_data RUBY_T_DATA
+#define F_t_match RUBY_T_MATCH
+#define F_t_complex RUBY_T_COMPLEX
+#define F_t_rational RUBY_T_RATIONAL
+#define F_t_symbol RUBY_T_SYMBOL
+#define F_t_node RUBY_T_NODE
+#define F_t_zombie RUBY_T_ZOMBIE
+#define F_t_moved RUBY_T_MOVED
 #define F_fl_ushift RUBY_FL_USHIFT
 #define F_fl_singleton FL_SINGLETON
 #define F_imemo_mask IMEMO_MASK
@@ -340,6 +355,18 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_gc_pool_allocated NONE
 #define F_gc_pool_freed NONE
 #define F_gc_pool_final NONE
+#define F_gc_pages_sorted NONE
+#define F_gc_pages_allocated NONE
+/* 3.4's sorted pages are a darray (darray.h, in a whole source tree only): its elements after its header */
+#if V(3, 4) && __has_include("darray.h")
+#include "darray.h"
+#define F_gc_pages_darray ((long long)sizeof(rb_darray_meta_t)) /* (pointers after two size_t: no padding) */
+#else
+#define F_gc_pages_darray NONE
+#endif
+#define F_gc_page_start NONE
+#define F_gc_page_total_slots NONE
+#define F_gc_page_slot_size NONE
 #ifdef RBSCOPE_GC_MODE
 #define F_gc_mode_marking gc_mode_marking
 #define F_gc_mode_sweeping gc_mode_sweeping

@@ -8,8 +8,10 @@
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../lib/opt.h"
+#include "../proc/core.h"
 #include "../proc/task.h"
 #include "../profile/sampler.h"
+#include "../ruby/layout.h"
 #include "../ruby/target.h"
 
 int builtin_parse(const struct opt_cmd *cmd, int argc, char **argv, int *first, int *code)
@@ -129,3 +131,45 @@ void builtin_hint_children(int pid, const char *remedy)
 
 const char *const builtin_modes[] = { "wall", "cpu", "gvl", NULL };
 _Static_assert(SAMPLER_WALL == 0 && SAMPLER_CPU == 1 && SAMPLER_GVL == 2, "builtin_modes: the order of enum sampler_mode");
+
+int builtin_open_core(struct core *c, struct ruby_target *t, const char *path, const char *sysroot)
+{
+	const char *why = NULL;
+	int err = core_open(c, path, sysroot, &why);
+	if (err) {
+		if (why)
+			error("'%s' is not a usable core file: %s", path, why);
+		else if (err == ERR_BAD_FILE)
+			error("'%s' is not an x86-64 ELF core file", path);
+		else
+			return err_report(err, "cannot read '%s'", path);
+		core_close(c);
+		return EXIT_BAD_INPUT;
+	}
+	err = ruby_target_open_core(t, c, &builtin_attach_opts);
+	if (!err)
+		return 0;
+	if (err == ERR_USAGE && builtin_attach_opts.version) {
+		error("no layout table for Ruby '%s' (--ruby-version): tables exist for %s", builtin_attach_opts.version,
+		      ruby_layout_series());
+	} else if (t->missing && err != ERR_NOT_RUBY) {
+		char host[8192];
+		core_host_path(c, t->missing, host, sizeof(host));
+		int why_err = c->bad_file && !strcmp(c->bad_file, t->missing) ? c->bad_file_err : err;
+		error("core '%s' needs '%s' (as '%s'): %s", path, t->missing, host, err_message(why_err));
+		fprintf(stderr, "hint: %s\n", why_err == ERR_FILE_CHANGED ?
+			"the file was replaced since the core was written: point --sysroot at a copy of the old one" :
+			"point --sysroot at the root the process saw (a container's or chroot's), or name its Ruby "
+			"with --ruby-version X.Y.Z to read it from the core alone");
+		err = why_err == ERR_FILE_CHANGED ? ERR_FILE_CHANGED : ERR_BAD_FILE;
+	} else if (err == ERR_UNSUPPORTED) {
+		err_report(err, "core '%s' is of Ruby %s", path, t->version);
+		fprintf(stderr, "hint: rbscope has tables for Ruby %s; --ruby-version X.Y.Z reads it with another "
+			"release's table\n", ruby_layout_series());
+	} else {
+		err_report(err, "cannot read the Ruby in core '%s' (process %d, %s)", path, (int)c->pid, c->comm);
+	}
+	ruby_target_detach(t);
+	core_close(c);
+	return err_exit_code(err);
+}

@@ -12,6 +12,9 @@
 #include "../heap/summary.h"
 #include "../lib/err.h"
 #include "../lib/opt.h"
+#include "../proc/core.h"
+#include "../ruby/census.h"
+#include "../ruby/target.h"
 
 static const struct opt_cmd heap_cmd = {
 	.usage = "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
@@ -119,21 +122,100 @@ static int heap_finish(const char *path, int err, const struct heap_stats *st)
 	return err ? err_report(err, "cannot read '%s'", path) : EXIT_OK;
 }
 
+/*
+ * heap summary -p PID / --core CORE: the census of the objects a process has now, read from outside (no agent,
+ * no dump, the process not stopped): by type or class only (a location is an allocation trace's).
+ */
+static int census_summary(int pid, const char *core_path, const char *sysroot, int by, int top, int json)
+{
+	if (by != HEAP_BY_TYPE && by != HEAP_BY_CLASS)
+		return error("--by %s needs allocation sites, which only a dump written with "
+			     "ObjectSpace.trace_object_allocations has: from a process, --by type or class",
+			     heap_by_names[by]),
+		       EXIT_USAGE;
+	struct ruby_target t;
+	struct core core;
+	int rc = core_path ? builtin_open_core(&core, &t, core_path, sysroot) : builtin_attach(&t, pid);
+	if (rc)
+		return rc;
+	struct census c;
+	int err = census_take(&t, &c);
+	if (err == ERR_UNSUPPORTED) {
+		error("the layout of Ruby %s says nothing of its heap pages: no census of it (tables with them: "
+		      "Debian's 2.7, 3.1, 3.3, 3.4)", t.version);
+		rc = err_exit_code(err);
+	} else if (err) {
+		rc = core_path ? err_report(err, "cannot read the heap in core '%s'", core_path)
+			       : builtin_report_attach(err, pid, "cannot read the heap of process %d", pid);
+	} else {
+		struct heap_summary_row *rows = NULL;
+		size_t n = 0;
+		char extra[160];
+		snprintf(extra, sizeof(extra), "\"slots\":%llu,\"free_slots\":%llu,\"torn\":%llu,\"pages_gone\":%llu",
+			 (unsigned long long)c.slots, (unsigned long long)c.free, (unsigned long long)c.torn,
+			 (unsigned long long)c.pages_gone);
+		err = census_rows(&t, &c, by == HEAP_BY_CLASS, &rows, &n);
+		if (!err)
+			err = heap_summary_print(stdout, heap_by_names[by], rows, n, c.objects, c.bytes, "bytes", top, json,
+						 extra);
+		census_rows_free(rows, n);
+		if (err)
+			rc = err == -ENOMEM ? err_report(err, "cannot make the summary") : heap_write_failed(err);
+		else if (!json)
+			fprintf(stderr, "rbscope: %llu heap pages, %llu slots, %llu of them free\n", (unsigned long long)c.pages,
+				(unsigned long long)c.slots, (unsigned long long)c.free);
+		if (!err && !json && (c.torn || c.pages_gone))
+			fprintf(stderr, "rbscope: %llu slots changed as they were read (left out), %llu pages freed meanwhile\n",
+				(unsigned long long)c.torn, (unsigned long long)c.pages_gone);
+		census_free(&c);
+	}
+	ruby_target_detach(&t);
+	if (core_path)
+		core_close(&core);
+	return rc;
+}
+
 static int cmd_heap_summary(int argc, char **argv)
 {
-	struct heap_cli o;
-	enum heap_by by = HEAP_BY_TYPE;
-	int rc;
-	if (heap_options(argc, argv, HEAP_TOP | HEAP_JSON, heap_by_names,
-			 "group by type (default), class, location, file, gem or generation",
-			 "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]",
-			 "Object counts and memsize per group, largest first.", 1, 1, &o, &rc))
+	int by = -1, top = 20, json = 0, pid = 0, first, rc;
+	const char *core_path = NULL, *sysroot = NULL;
+	const struct opt opts[] = {
+		OPT_CHOICE(0, "by", &by, "GROUP", "group by type (default), class, location, file, gem or generation",
+			   heap_by_names),
+		OPT_INT(0, "top", &top, "N", "show the N largest (default 20; 0: all)", 0, 1e9, "a number (0: all)"),
+		OPT_FLAG(0, "json", &json, "one JSON object instead of text"),
+		OPT_PID(&pid, "the Ruby process whose objects to count now, read from outside (no dump)"),
+		OPT_STRING(0, "core", &core_path, "CORE", "count the objects of a core file's process instead"),
+		OPT_STRING(0, "sysroot", &sysroot, "DIR", "where the core's mapped files are (default /)"),
+		BUILTIN_OPT_RUBY_VERSION,
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.name = "heap summary",
+		.usage = "rbscope heap summary (DUMP | -p PID | --core CORE) [--by type|class|location|file|gem|generation]\n"
+			 "       [--top N] [--json]",
+		.about = "Object counts and memsize per group, largest first. With -p (or --core), a census of the objects\n"
+			 "the process has now, read from its memory without stopping it: counts and slot bytes by type\n"
+			 "or class.",
+		.opts = opts,
+	};
+	if (builtin_parse(&cmd, argc, argv, &first, &rc))
 		return rc;
-	if (o.by >= 0)
-		by = (enum heap_by)o.by;
-	const char *path = argv[o.first];
+	int n = argc - first;
+	if ((pid || core_path) && n)
+		return error("give a dump, or -p PID, or --core CORE: not both"), EXIT_USAGE;
+	if (pid && core_path)
+		return error("give either -p PID or --core CORE"), EXIT_USAGE;
+	if (sysroot && !core_path)
+		return error("--sysroot goes with --core CORE"), EXIT_USAGE;
+	if (pid || core_path)
+		return census_summary(pid, core_path, sysroot, by >= 0 ? by : HEAP_BY_TYPE, top, json);
+	if (n != 1)
+		return error("heap summary takes one dump (or -p PID, or --core CORE)"), EXIT_USAGE;
+	const char *path = argv[first];
 	struct heap_stats st;
-	return heap_finish(path, heap_summary(path, by, o.top, o.json, stdout, &st), &st);
+	return heap_finish(path, heap_summary(path, by >= 0 ? (enum heap_by)by : HEAP_BY_TYPE, top, json, stdout, &st),
+			   &st);
 }
 
 static int cmd_heap_path(int argc, char **argv)

@@ -118,14 +118,6 @@ static int on_record(const struct heap_rec *r, void *arg)
 	return s->err;
 }
 
-static int by_memsize(const void *a, const void *b)
-{
-	const struct group *x = a, *y = b;
-	if (x->memsize != y->memsize)
-		return x->memsize < y->memsize ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
 /* The string key has in map m, or NULL. */
 static void label(struct summary *s, const struct group *g, char *out, size_t cap)
 {
@@ -225,45 +217,67 @@ static int read_summary(const char *path, struct summary *s, struct heap_stats *
 	return err;
 }
 
+static int by_bytes(const void *a, const void *b)
+{
+	const struct heap_summary_row *x = a, *y = b;
+	if (x->memsize != y->memsize)
+		return x->memsize < y->memsize ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+int heap_summary_print(FILE *out, const char *by, struct heap_summary_row *rows, size_t n, uint64_t count,
+		       uint64_t memsize, const char *size_name, int top, int json, const char *json_extra)
+{
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_bytes);
+	if (json) {
+		fprintf(out, "{\"objects\":%llu,\"%s\":%llu%s%s,\"by\":\"%s\",\"groups\":[", (unsigned long long)count,
+			size_name, (unsigned long long)memsize, *json_extra ? "," : "", json_extra, by);
+		for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
+			fprintf(out, "%s{\"key\":", i ? "," : "");
+			json_write_string(out, rows[i].label);
+			fprintf(out, ",\"objects\":%llu,\"%s\":%llu}", (unsigned long long)rows[i].count, size_name,
+				(unsigned long long)rows[i].memsize);
+		}
+		fputs("]}\n", out);
+	} else {
+		fprintf(out, "%llu objects, %llu bytes of %s, by %s (%zu groups)\n\n", (unsigned long long)count,
+			(unsigned long long)memsize, size_name, by, n);
+		fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", size_name, "%", by);
+		for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++)
+			fprintf(out, "%10llu %6.2f%% %14llu %6.2f%%  %s\n", (unsigned long long)rows[i].count,
+				count ? 100.0 * (double)rows[i].count / (double)count : 0, (unsigned long long)rows[i].memsize,
+				memsize ? 100.0 * (double)rows[i].memsize / (double)memsize : 0, rows[i].label);
+		if (top > 0 && n > (size_t)top)
+			fprintf(out, "(%zu more; --top 0 lists all)\n", n - (size_t)top);
+	}
+	return fflush(out) || ferror(out) ? -(errno ?: EIO) : 0;
+}
+
 int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out, struct heap_stats *st)
 {
 	struct summary s;
 	summary_init(&s, by);
 	memset(st, 0, sizeof(*st));
 	int err = read_summary(path, &s, st);
-	if (!err) {
-		if (s.n)
-			qsort(s.g, s.n, sizeof(*s.g), by_memsize);
+	struct heap_summary_row *rows = NULL;
+	if (!err && s.n && !(rows = calloc(s.n, sizeof(*rows))))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < s.n; i++) {
 		char l[1200];
-		if (json) {
-			fprintf(out, "{\"objects\":%llu,\"memsize\":%llu,\"bad_lines\":%llu,\"by\":\"%s\",\"groups\":[",
-				(unsigned long long)s.count, (unsigned long long)s.memsize, (unsigned long long)st->bad,
-				heap_by_names[by]);
-			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
-				label(&s, &s.g[i], l, sizeof(l));
-				fprintf(out, "%s{\"key\":", i ? "," : "");
-				json_write_string(out, l);
-				fprintf(out, ",\"objects\":%llu,\"memsize\":%llu}", (unsigned long long)s.g[i].count,
-					(unsigned long long)s.g[i].memsize);
-			}
-			fputs("]}\n", out);
-		} else {
-			fprintf(out, "%llu objects, %llu bytes of memsize, by %s (%zu groups)\n\n",
-				(unsigned long long)s.count, (unsigned long long)s.memsize, heap_by_names[by], s.n);
-			fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", "memsize", "%", heap_by_names[by]);
-			for (size_t i = 0; i < s.n && (top <= 0 || i < (size_t)top); i++) {
-				label(&s, &s.g[i], l, sizeof(l));
-				fprintf(out, "%10llu %6.2f%% %14llu %6.2f%%  %s\n", (unsigned long long)s.g[i].count,
-					s.count ? 100.0 * (double)s.g[i].count / (double)s.count : 0,
-					(unsigned long long)s.g[i].memsize,
-					s.memsize ? 100.0 * (double)s.g[i].memsize / (double)s.memsize : 0, l);
-			}
-			if (top > 0 && s.n > (size_t)top)
-				fprintf(out, "(%zu more; --top 0 lists all)\n", s.n - (size_t)top);
-		}
-		if (fflush(out) || ferror(out))
-			err = -(errno ?: EIO);
+		label(&s, &s.g[i], l, sizeof(l));
+		rows[i] = (struct heap_summary_row){ strdup(l), s.g[i].count, s.g[i].memsize };
+		if (!rows[i].label)
+			err = -ENOMEM;
 	}
+	if (!err) {
+		char extra[64];
+		snprintf(extra, sizeof(extra), "\"bad_lines\":%llu", (unsigned long long)st->bad);
+		err = heap_summary_print(out, heap_by_names[by], rows, s.n, s.count, s.memsize, "memsize", top, json, extra);
+	}
+	for (size_t i = 0; rows && i < s.n; i++)
+		free(rows[i].label);
+	free(rows);
 	summary_free(&s);
 	return err;
 }

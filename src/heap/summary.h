@@ -2,6 +2,7 @@
 #ifndef RBSCOPE_HEAP_SUMMARY_H
 #define RBSCOPE_HEAP_SUMMARY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "dump.h"
@@ -16,5 +17,19 @@ extern const char *const heap_by_names[];
  * group of their own, "(no allocation info)". 0, -errno or ERR_BAD_FILE.
  */
 int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out, struct heap_stats *st);
+
+/* One group of a summary: its label, objects and bytes. */
+struct heap_summary_row {
+	char *label;
+	uint64_t count, memsize;
+};
+/*
+ * Print rows (sorted here, by bytes then objects) as heap summary prints a
+ * dump's groups, by the grouping named by, their bytes called size_name
+ * ("memsize"); json_extra, when not "", goes into the JSON object's top
+ * level ("\"torn\":0"). 0, or -errno when out could not be written.
+ */
+int heap_summary_print(FILE *out, const char *by, struct heap_summary_row *rows, size_t n, uint64_t count,
+		       uint64_t memsize, const char *size_name, int top, int json, const char *json_extra);
 
 #endif

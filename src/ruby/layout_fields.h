@@ -10,6 +10,9 @@
 	/* special constants and object flags */ \
 	X(qfalse) X(qtrue) X(qnil) X(qundef) \
 	X(t_mask) X(t_object) X(t_class) X(t_module) X(t_string) X(t_array) X(t_iclass) X(t_imemo) \
+	/* the other types a heap slot holds (a census counts each) */ \
+	X(t_none) X(t_float) X(t_regexp) X(t_hash) X(t_struct) X(t_bignum) X(t_file) X(t_data) X(t_match) \
+	X(t_complex) X(t_rational) X(t_symbol) X(t_node) X(t_zombie) X(t_moved) \
 	X(fl_ushift) X(fl_singleton) X(imemo_mask) X(imemo_ment) X(imemo_iseq) X(imemo_svar) X(svar_cref_or_me) \
 	X(rbasic_flags) X(rbasic_klass) \
 	/* RString: len_in_flags is 1 when embedded strings keep their length in flags */ \
@@ -65,6 +68,12 @@
 	 * in each size pool of its array (3.3: size_pools, 3.4: heaps; 2.7 has none: the objspace is its one pool) */ \
 	X(gc_allocated) X(gc_freed) X(gc_final) X(gc_pools) X(gc_pool_count) X(gc_pool_size) \
 	X(gc_pool_eden_slots) X(gc_pool_tomb_slots) X(gc_pool_allocated) X(gc_pool_freed) X(gc_pool_final) \
+	/* and its heap pages, for a census of the objects (heap census): the array of pages sorted by address \
+	 * (2.7-3.3: a heap_page ** and its length, allocated_pages; 3.4: a darray, its length the first word \
+	 * of its header, its elements gc_pages_darray bytes in), each page's first slot, slot count and (3.1+) \
+	 * slot size; 2.7's slots are all an RVALUE's 40 bytes */ \
+	X(gc_pages_sorted) X(gc_pages_allocated) X(gc_pages_darray) X(gc_page_start) X(gc_page_total_slots) \
+	X(gc_page_slot_size) \
 	/* st_table */ \
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \

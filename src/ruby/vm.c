@@ -131,7 +131,8 @@ int vm_read_main(struct ruby_target *t)
 		err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_main_ractor, &t->main_ractor);
 	t->objspace = 0;
 	if (!err && L->vm_objspace >= 0 &&
-	    ((L->gc_during_byte >= 0 && L->gc_mode_byte >= 0) || L->gc_count >= 0 || L->gc_pool_eden_slots >= 0) &&
+	    ((L->gc_during_byte >= 0 && L->gc_mode_byte >= 0) || L->gc_count >= 0 || L->gc_pool_eden_slots >= 0 ||
+	     L->gc_pages_sorted >= 0) &&
 	    mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_objspace, &t->objspace))
 		t->objspace = 0; /* no GC frames, the rest as ever */
 	if (err)

@@ -35,6 +35,63 @@ for ver in $RUBIES; do
 		awk -F'\t' -v line="heapdump.rb:$(line_of '# PLANTED' "$hd")" '$1 == "Planted" && $2 >= 1234 { c = 1 } substr($1, length($1) - length(line) + 1) == line && $2 >= 1234 { l = 1 }
 			END { exit !(c && l) }' "$work/got-class" "$work/got-location"
 done
+
+# The census from outside (heap summary -p, --core): every type's count, the slots and the free ones equal the
+# process's own ObjectSpace.count_objects, and its own classes' instances (and String's, Array's, Hash's, Float's)
+# equal its own count of them, taken when it allocates no more (tests/integration/ruby/census.rb); the same from a
+# core of it written by gcore.
+census_rows() { # FILE (--json by type) FILE (--json by class): "type T_X N" and "class K N" lines, sorted
+	ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); c = JSON.parse(File.read(ARGV[1]))
+		puts "type TOTAL #{j["slots"]}", "type FREE #{j["free_slots"]}"
+		j["groups"].each { |g| puts "type T_#{g["key"]} #{g["objects"]}" }
+		c["groups"].each { |g| puts "class #{g["key"]} #{g["objects"]}" }' "$1" "$2" | sort
+}
+# census_diff WANT GOT: each of WANT's lines not in GOT as it is there ("none" if all are)
+census_diff() { awk 'NR == FNR { got[$1 " " $2] = $3; next } got[$1 " " $2] != $3 { printf "%s %s %s (read %s) ", $1, $2, $3, got[$1 " " $2] + 0; d = 1 }
+	END { if (!d) printf "none" }' "$2" "$1"; }
+for ver in $RUBIES; do
+	if ! start_ruby "$ver" "$top/tests/integration/ruby/census.rb"; then
+		skipped "heap: census: ruby $ver: cannot start it ($(tail -n 1 "$work/chroot.err" 2>/dev/null))"
+		continue
+	fi
+	root=$("$top/scripts/ruby-chroot" "$ver")
+	sysroot=()
+	[ "$root" = / ] || sysroot=(--sysroot "$root")
+	for how in live core; do
+		if [ $how = core ]; then
+			rm -f "$work"/core.*
+			gcore -o "$work/core" "$pid" >/dev/null 2>&1
+			src=(--core "$work/core.$pid" "${sysroot[@]}")
+			[ -s "$work/core.$pid" ] || { not_ok "heap: census: ruby $ver: gcore wrote no core"; continue; }
+		else
+			src=(-p "$pid")
+		fi
+		"$RBSCOPE" heap summary "${src[@]}" --top 0 --json >"$work/census-t.json" 2>"$work/census.err"
+		"$RBSCOPE" heap summary "${src[@]}" --by class --top 0 --json >"$work/census-c.json" 2>>"$work/census.err"
+		census_rows "$work/census-t.json" "$work/census-c.json" >"$work/census-$how.got" 2>>"$work/census.err"
+	done
+	kill -USR1 "$pid"
+	await_line "$work/ruby-$ver.out" '^class Float' "$pid"
+	stop_ruby "$pid"
+	grep '^type \|^class ' "$work/ruby-$ver.out" | sort >"$work/census.want"
+	for how in live core; do
+		[ -s "$work/census-$how.got" ] || continue
+		d=$(census_diff "$work/census.want" "$work/census-$how.got")
+		check "heap: census: ruby $ver, $how: every type's count, the slots and the free ones, and the instances of 6 classes equal the process's own counts ($(grep -c . "$work/census.want") figures; differ: $d$(head -c 200 "$work/census.err"))" \
+			test "$d" = none
+	done
+	rm -f "$work"/core.* "$work"/census-*.got
+done
+# Bad input: a process that is not Ruby, one gone, --by location (a dump's), -p with a dump.
+sleep 30 &
+"$RBSCOPE" heap summary -p $! >/dev/null 2>"$work/e"; rc=$?
+kill $! 2>/dev/null
+check "heap: census of a process that is not Ruby: exit 5, one line ($(head -n 1 "$work/e"))" sh -c "test $rc = 5 && grep -q 'not a Ruby process' '$work/e'"
+"$RBSCOPE" heap summary -p 999999999 >/dev/null 2>"$work/e"; rc=$?
+check "heap: census of no process: exit 3 ($(head -n 1 "$work/e"))" test $rc = 3
+"$RBSCOPE" heap summary -p $$ --by location >/dev/null 2>"$work/e"; rc=$?
+check "heap: census --by location: exit 2, says allocation sites are a dump's" sh -c "test $rc = 2 && grep -q 'allocation sites' '$work/e'"
+
 dump=$work/heap-3.1.json
 # Records whose class field is all ones (IMEMOs of real app dumps carry it), the value a hash table may use for
 # its free slots: grouped like any other class, still equal to Ruby's reading.

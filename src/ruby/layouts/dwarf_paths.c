@@ -110,6 +110,8 @@ const struct layout_path layout_paths[] = {
 	{ offsetof(struct ruby_layout, gc_allocated), "gc_allocated", "struct rb_objspace", "total_allocated_objects", -1 },
 	{ offsetof(struct ruby_layout, gc_freed), "gc_freed", "struct rb_objspace", "profile.total_freed_objects", -1 },
 	{ offsetof(struct ruby_layout, gc_final), "gc_final", "struct rb_objspace", "heap_pages.final_slots", -1 },
+	{ offsetof(struct ruby_layout, gc_pages_sorted), "gc_pages_sorted", "struct rb_objspace", "heap_pages.sorted", -1 },
+	{ offsetof(struct ruby_layout, gc_pages_allocated), "gc_pages_allocated", "struct rb_objspace", "heap_pages.allocated_pages", -1 },
 	{ offsetof(struct ruby_layout, gc_pools), "gc_pools", "struct rb_objspace", "size_pools", -1 },
 	{ offsetof(struct ruby_layout, gc_pools), "gc_pools", "struct rb_objspace", "heaps", -1 },
 	{ offsetof(struct ruby_layout, gc_pool_count), "gc_pool_count", "struct rb_objspace", "size_pools", 4 },
@@ -126,5 +128,8 @@ const struct layout_path layout_paths[] = {
 	{ offsetof(struct ruby_layout, gc_pool_freed), "gc_pool_freed", "rb_size_pool_t", "total_freed_objects", -1 },
 	{ offsetof(struct ruby_layout, gc_pool_freed), "gc_pool_freed", "rb_heap_t", "total_freed_objects", -1 },
 	{ offsetof(struct ruby_layout, gc_pool_final), "gc_pool_final", "rb_heap_t", "final_slots_count", -1 },
+	{ offsetof(struct ruby_layout, gc_page_start), "gc_page_start", "struct heap_page", "start", -1 },
+	{ offsetof(struct ruby_layout, gc_page_total_slots), "gc_page_total_slots", "struct heap_page", "total_slots", -1 },
+	{ offsetof(struct ruby_layout, gc_page_slot_size), "gc_page_slot_size", "struct heap_page", "slot_size", -1 },
 	{ 0, NULL, NULL, NULL, 0 },
 };
