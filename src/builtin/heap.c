@@ -155,9 +155,9 @@ static int census_summary(int pid, const char *core_path, const char *sysroot, i
 			 (unsigned long long)c.slots, (unsigned long long)c.free, (unsigned long long)c.torn,
 			 (unsigned long long)c.pages_gone);
 		err = census_rows(&t, &c, by == HEAP_BY_CLASS, &rows, &n);
+		const struct heap_summary_names nm = { heap_by_names[by], "slot_bytes", "slot bytes", "bytes in their slots" };
 		if (!err)
-			err = heap_summary_print(stdout, heap_by_names[by], rows, n, c.objects, c.bytes, "bytes", top, json,
-						 extra);
+			err = heap_summary_print(stdout, &nm, rows, n, c.objects, c.bytes, top, json, extra);
 		census_rows_free(rows, n);
 		if (err)
 			rc = err == -ENOMEM ? err_report(err, "cannot make the summary") : heap_write_failed(err);

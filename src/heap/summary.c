@@ -225,25 +225,26 @@ static int by_bytes(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-int heap_summary_print(FILE *out, const char *by, struct heap_summary_row *rows, size_t n, uint64_t count,
-		       uint64_t memsize, const char *size_name, int top, int json, const char *json_extra)
+int heap_summary_print(FILE *out, const struct heap_summary_names *nm, struct heap_summary_row *rows, size_t n,
+		       uint64_t count, uint64_t memsize, int top, int json, const char *json_extra)
 {
+	const char *by = nm->by;
 	if (n)
 		qsort(rows, n, sizeof(*rows), by_bytes);
 	if (json) {
 		fprintf(out, "{\"objects\":%llu,\"%s\":%llu%s%s,\"by\":\"%s\",\"groups\":[", (unsigned long long)count,
-			size_name, (unsigned long long)memsize, *json_extra ? "," : "", json_extra, by);
+			nm->json_key, (unsigned long long)memsize, *json_extra ? "," : "", json_extra, by);
 		for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++) {
 			fprintf(out, "%s{\"key\":", i ? "," : "");
 			json_write_string(out, rows[i].label);
-			fprintf(out, ",\"objects\":%llu,\"%s\":%llu}", (unsigned long long)rows[i].count, size_name,
+			fprintf(out, ",\"objects\":%llu,\"%s\":%llu}", (unsigned long long)rows[i].count, nm->json_key,
 				(unsigned long long)rows[i].memsize);
 		}
 		fputs("]}\n", out);
 	} else {
-		fprintf(out, "%llu objects, %llu bytes of %s, by %s (%zu groups)\n\n", (unsigned long long)count,
-			(unsigned long long)memsize, size_name, by, n);
-		fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", size_name, "%", by);
+		fprintf(out, "%llu objects, %llu %s, by %s (%zu groups)\n\n", (unsigned long long)count,
+			(unsigned long long)memsize, nm->total, by, n);
+		fprintf(out, "%10s %7s %14s %7s  %s\n", "objects", "%", nm->column, "%", by);
 		for (size_t i = 0; i < n && (top <= 0 || i < (size_t)top); i++)
 			fprintf(out, "%10llu %6.2f%% %14llu %6.2f%%  %s\n", (unsigned long long)rows[i].count,
 				count ? 100.0 * (double)rows[i].count / (double)count : 0, (unsigned long long)rows[i].memsize,
@@ -273,7 +274,8 @@ int heap_summary(const char *path, enum heap_by by, int top, int json, FILE *out
 	if (!err) {
 		char extra[64];
 		snprintf(extra, sizeof(extra), "\"bad_lines\":%llu", (unsigned long long)st->bad);
-		err = heap_summary_print(out, heap_by_names[by], rows, s.n, s.count, s.memsize, "memsize", top, json, extra);
+		const struct heap_summary_names nm = { heap_by_names[by], "memsize", "memsize", "bytes of memsize" };
+		err = heap_summary_print(out, &nm, rows, s.n, s.count, s.memsize, top, json, extra);
 	}
 	for (size_t i = 0; rows && i < s.n; i++)
 		free(rows[i].label);

@@ -23,13 +23,17 @@ struct heap_summary_row {
 	char *label;
 	uint64_t count, memsize;
 };
+/* What a summary's parts are called: its grouping ("class"), its bytes' JSON key, column and total's words. */
+struct heap_summary_names {
+	const char *by, *json_key, *column, *total; /* ("memsize", "memsize", "bytes of memsize") */
+};
 /*
  * Print rows (sorted here, by bytes then objects) as heap summary prints a
- * dump's groups, by the grouping named by, their bytes called size_name
- * ("memsize"); json_extra, when not "", goes into the JSON object's top
- * level ("\"torn\":0"). 0, or -errno when out could not be written.
+ * dump's groups, named as nm says; json_extra, when not "", goes into the
+ * JSON object's top level ("\"torn\":0"). 0, or -errno when out could not
+ * be written.
  */
-int heap_summary_print(FILE *out, const char *by, struct heap_summary_row *rows, size_t n, uint64_t count,
-		       uint64_t memsize, const char *size_name, int top, int json, const char *json_extra);
+int heap_summary_print(FILE *out, const struct heap_summary_names *nm, struct heap_summary_row *rows, size_t n,
+		       uint64_t count, uint64_t memsize, int top, int json, const char *json_extra);
 
 #endif
