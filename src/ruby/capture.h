@@ -46,6 +46,8 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
  * samples it here); -1 if it is not followed. For the thread that holds the
  * GVL at a tick: off its CPU, the tick's sample is its stack read from
  * outside, which stands still then; on it, the clock's samples have its time.
+ * One ready to run on the CPU the caller runs on is judged at random in the
+ * proportion seen on other CPUs (see capture.c).
  */
 int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th);
 
