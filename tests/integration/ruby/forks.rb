@@ -8,13 +8,19 @@ class Worker
   end
 end
 
+# (ready once both workers have their names: each says so on a pipe; on a busy machine a fork can take a while)
+r, w = IO.pipe
 pids = Array.new(2) do
   fork do
+    r.close
     $0 = "forks.rb worker"
+    w.write("x")
+    w.close
     Worker.new.work
   end
 end
+w.close
 at_exit { pids.each { |pid| Process.kill(:TERM, pid) rescue nil } }
-sleep 0.3
+r.read(2)
 puts "ready"
 Process.waitall
