@@ -30,13 +30,9 @@ static ssize_t read_file(const char *path, char *out, size_t cap)
 	return n;
 }
 
-char task_state_cpu(pid_t pid, pid_t tid, int *cpu)
+/* The state letter and CPU of a thread from its stat file's text. */
+static char parse_state_cpu(char *text, int *cpu)
 {
-	char path[64], text[1024];
-	*cpu = -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (read_file(path, text, sizeof(text)) <= 0)
-		return '?';
 	/* The command name may hold spaces and parens: the state (field 3) follows the last ')'. */
 	char *p = strrchr(text, ')');
 	if (!p || p[1] != ' ' || !p[2])
@@ -47,6 +43,35 @@ char task_state_cpu(pid_t pid, pid_t tid, int *cpu)
 		if (*q == ' ' && ++field == 39)
 			*cpu = atoi(q + 1);
 	return p[2];
+}
+
+char task_state_cpu(pid_t pid, pid_t tid, int *cpu)
+{
+	char path[64], text[1024];
+	*cpu = -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_file(path, text, sizeof(text)) <= 0)
+		return '?';
+	return parse_state_cpu(text, cpu);
+}
+
+int task_stat_open(pid_t pid, pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+char task_state_cpu_fd(int fd, int *cpu)
+{
+	char text[1024];
+	*cpu = -1;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	if (n <= 0)
+		return '?';
+	text[n] = '\0';
+	return parse_state_cpu(text, cpu);
 }
 
 char task_state(pid_t pid, pid_t tid)

@@ -9,6 +9,9 @@
 char task_state(pid_t pid, pid_t tid);
 /* task_state, and with *cpu the CPU it runs on or waits for (-1 if unread). */
 char task_state_cpu(pid_t pid, pid_t tid, int *cpu);
+/* The same, through a file descriptor task_stat_open gave (one read each time: for a thread asked often). */
+int task_stat_open(pid_t pid, pid_t tid); /* the fd, or -errno */
+char task_state_cpu_fd(int fd, int *cpu);
 /*
  * The CPU time thread tid has run, by the kernel's account: nanoseconds from
  * /proc/PID/task/TID/schedstat, or (a kernel without it) user and system

@@ -44,6 +44,7 @@ struct followed {
 	uint32_t name;
 	int main;
 	int fd; /* the thread's task clock (the link closes it) */
+	int stat_fd; /* its /proc stat file, once ruby_capture_on_cpu needs it; -1 before */
 	struct bpf_link *link;
 	uint64_t gen; /* the last follow that saw the thread */
 	uint64_t period; /* its clock's, in ns of its CPU time */
@@ -368,6 +369,9 @@ static void unfollow(struct followed *f)
 		close(f->fd);
 	f->link = NULL;
 	f->fd = -1;
+	if (f->stat_fd >= 0)
+		close(f->stat_fd);
+	f->stat_fd = -1;
 	unmap_ring(f);
 }
 
@@ -453,6 +457,7 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 			memset(f, 0, sizeof(*f));
 			f->th = ts->th;
 			f->fd = -1;
+			f->stat_fd = -1;
 		}
 		f->tid = ts->tid;
 		f->name = ts->name;
@@ -521,8 +526,10 @@ int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 		c->seen_on++;
 		return 1;
 	}
+	if (f->stat_fd < 0)
+		f->stat_fd = task_stat_open(c->t->pid, f->tid);
 	int cpu, here = sched_getcpu();
-	if (task_state_cpu(c->t->pid, f->tid, &cpu) != 'R' || cpu < 0)
+	if (f->stat_fd < 0 || task_state_cpu_fd(f->stat_fd, &cpu) != 'R' || cpu < 0)
 		return 0; /* blocked, holding the GVL */
 	if (cpu != here) {
 		c->seen_ready++;
