@@ -53,6 +53,10 @@ struct followed {
 	void *ring;      /* --native: the event's buffer (a control page, then NATIVE_PAGES of samples) */
 	size_t ring_len;
 	struct capture_mark mark; /* --native: the latest, while it was on its CPU without the GVL */
+	/* ruby_capture_owed: the tick it was last asked at, the time and its CPU time then, and the time off its
+	   CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
+	uint64_t owed_tick, owed_wall, owed_cpu;
+	int64_t owed_carry;
 };
 
 struct ruby_capture {
@@ -442,8 +446,10 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared || ts->ractor)
 			continue;
 		struct followed *f = find(c, ts->th);
-		if (f && f->tid != ts->tid)
+		if (f && f->tid != ts->tid) {
 			unfollow(f); /* a new thread where an old one was */
+			f->owed_tick = 0;
+		}
 		if (!f) {
 			if (c->nf == c->capf) {
 				int cap = c->capf ? 2 * c->capf : 8;
@@ -511,9 +517,9 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c)
  * first counts twice (a Puma worker's threads got up to 10% more samples than
  * ticks); never, the second is lost (3% fewer; a busy thread 15% fewer when
  * other processes shared its CPU). So it counts as off in the proportion of
- * those found on another CPU that were ready but not running: a Puma worker's
- * request threads then have their running share within 0.6 pp of --blocking's
- * and a busy thread 200 samples a second at 200 Hz.
+ * those found on another CPU that were ready but not running (2: off by that
+ * draw): a Puma worker's request threads then have their running share within
+ * 0.8 pp of --blocking's and a busy thread 200 samples a second at 200 Hz.
  */
 int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 {
@@ -536,7 +542,7 @@ int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 		return 0;
 	}
 	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
-	return (c->rng >> 11) % (c->seen_on + c->seen_ready + 2) >= c->seen_ready + 1;
+	return (c->rng >> 11) % (c->seen_on + c->seen_ready + 2) >= c->seen_ready + 1 ? 1 : 2;
 }
 
 int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)
@@ -568,4 +574,27 @@ void ruby_capture_stats(const struct ruby_capture *c, struct ruby_capture_stats 
 	out->not_owner = v[CAPTURE_NOT_OWNER];
 	out->lost = v[CAPTURE_LOST];
 	out->bad = v[CAPTURE_BAD];
+}
+
+int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns, int off_now, int per_tick)
+{
+	struct followed *f = find(c, th);
+	uint64_t cpu;
+	if (!f || !f->link || read(f->fd, &cpu, sizeof(cpu)) != (ssize_t)sizeof(cpu))
+		return 0;
+	int fresh = !f->owed_tick || f->owed_tick + 1 != tick; /* (it did not hold the GVL at the tick before) */
+	uint64_t dw = now_ns - f->owed_wall, dc = cpu - f->owed_cpu;
+	f->owed_tick = tick, f->owed_wall = now_ns, f->owed_cpu = cpu;
+	if (fresh) {
+		f->owed_carry = 0;
+		return off_now ? per_tick : 0;
+	}
+	int64_t p = (int64_t)c->period_ns;
+	f->owed_carry += (int64_t)dw - (int64_t)dc;
+	if (f->owed_carry < -p)
+		f->owed_carry = -p; /* (ticks late or early by a little: their CPU time evens out) */
+	int n = 0;
+	for (; f->owed_carry >= p && n < 1000; n++)
+		f->owed_carry -= p;
+	return n;
 }

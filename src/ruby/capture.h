@@ -43,13 +43,25 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
 /*
  * Is thread th on its CPU now: 1, or 0 off it (preempted, throttled, or
  * blocked while it holds the GVL, when its clock stands still and nothing
- * samples it here); -1 if it is not followed. For the thread that holds the
+ * samples it here), 2 off it by a draw (below); -1 if it is not followed. For the thread that holds the
  * GVL at a tick: off its CPU, the tick's sample is its stack read from
  * outside, which stands still then; on it, the clock's samples have its time.
  * One ready to run on the CPU the caller runs on is judged at random in the
  * proportion seen on other CPUs (see capture.c).
  */
 int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th);
+/*
+ * How many samples the GVL holder th is owed at tick number tick (now_ns its
+ * time) for its time off its CPU, where its clock stands still. Held at the
+ * tick before too: the time passed since that tick less the CPU time its
+ * clock counted, in periods of 1/hz, the rest carried on (exact however long
+ * it holds the GVL, ticks missed or not). Not held then (a thread that holds
+ * it a little at a time, as a Puma worker's do): per_tick if off_now
+ * (ruby_capture_on_cpu found it off as its stack was read), else none: a
+ * sample of the moment, as a tick takes any other thread's. 0 for a thread
+ * not followed.
+ */
+int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns, int off_now, int per_tick);
 
 /*
  * native, a thread on its CPU without the GVL (its Ruby frames stand still,

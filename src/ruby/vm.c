@@ -18,18 +18,11 @@
  * sleep too: its frames say it waits); any other waits for the GVL. A C
  * extension that lets go of the GVL with no unblocking function reads as
  * waiting for the GVL.
- *
- * Of those waiting for the GVL, one still runnable gave it up in Ruby code
- * (its turn was over, at a check for interrupts: on 3.1 also as a C method
- * returns, its frame not yet popped, Thread.pass) and sets *yielded: the CPU
- * time it ran before is not its current call's, as that of one back from a
- * C call that let the GVL go is.
  */
-int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner, int *yielded)
+int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
 {
 	const struct ruby_layout *L = t->L;
 	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
-	*yielded = 0;
 	if (status == (unsigned)L->thread_killed)
 		return THREAD_KILLED;
 	if (gvl_owner == thaddr)
@@ -37,10 +30,7 @@ int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t tha
 	int ubf = walk_word(th, L->th_unblock_func) != 0;
 	if (status == (unsigned)L->thread_stopped_forever && ubf)
 		return THREAD_SLEEPING;
-	if (ubf)
-		return THREAD_BLOCKED;
-	*yielded = status == (unsigned)L->thread_runnable;
-	return THREAD_GVL_WAIT;
+	return ubf ? THREAD_BLOCKED : THREAD_GVL_WAIT;
 }
 
 #define TID_REREAD 256

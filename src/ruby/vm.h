@@ -39,7 +39,7 @@ int vm_list_area(struct ruby_target *t, struct list_area *a);
 /* From a read of that area (buf): the list's head, its first thread and the GVL's owner. */
 void vm_list_parse(const struct list_area *a, const unsigned char *buf, uint64_t *head, uint64_t *first, uint64_t *owner);
 /* A thread's state (enum thread_state) from its rb_thread_t th at thaddr, given the GVL's owner. */
-int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner, int *yielded);
+int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner);
 /* Its kernel tid as the process sees it (0 if unknown), kept in slot w. */
 int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th);
 /* That tid as we see it (a process in another pid namespace). */

