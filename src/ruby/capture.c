@@ -57,6 +57,7 @@ struct followed {
 	   CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
 	uint64_t owed_tick, owed_wall, owed_cpu;
 	int64_t owed_carry;
+	uint64_t clock_gen, clock_val; /* its clock as ruby_capture_on_cpu read it last, at follow generation gen - 1 */
 };
 
 struct ruby_capture {
@@ -528,6 +529,8 @@ int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 	if (!f || !f->link || read(f->fd, &a, sizeof(a)) != (ssize_t)sizeof(a) ||
 	    read(f->fd, &b, sizeof(b)) != (ssize_t)sizeof(b))
 		return -1;
+	f->clock_gen = c->gen + 1; /* (read again by ruby_capture_owed at this tick: not read twice) */
+	f->clock_val = b;
 	if (b != a) {
 		c->seen_on++;
 		return 1;
@@ -579,8 +582,8 @@ void ruby_capture_stats(const struct ruby_capture *c, struct ruby_capture_stats 
 int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns, int off_now, int per_tick)
 {
 	struct followed *f = find(c, th);
-	uint64_t cpu;
-	if (!f || !f->link || read(f->fd, &cpu, sizeof(cpu)) != (ssize_t)sizeof(cpu))
+	uint64_t cpu = f ? f->clock_val : 0;
+	if (!f || !f->link || (f->clock_gen != c->gen + 1 && read(f->fd, &cpu, sizeof(cpu)) != (ssize_t)sizeof(cpu)))
 		return 0;
 	int fresh = !f->owed_tick || f->owed_tick + 1 != tick; /* (it did not hold the GVL at the tick before) */
 	uint64_t dw = now_ns - f->owed_wall, dc = cpu - f->owed_cpu;

