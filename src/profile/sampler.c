@@ -484,7 +484,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			   CPU it then waits for. As a tick finds it alone, a busy thread's count at 3000 Hz on
 			   a busy machine, many ticks missed, was off by 5% either way.) */
 			int owed = s->cfg.mode == SAMPLER_WALL ?
-					   ruby_capture_owed(s->capture, th->th, s->st.ticks, clock_now_ns(), th->off_cpu != 0,
+					   ruby_capture_owed(s->capture, th->th, s->st.ticks, clock_now_ns(), th->off_cpu,
 							     (int)(1 + s->ticks_missed)) : 0;
 			uint64_t more = owed > 0 ? (uint64_t)owed : 0;
 			s->st.owed += more;

@@ -518,9 +518,9 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c)
  * first counts twice (a Puma worker's threads got up to 10% more samples than
  * ticks); never, the second is lost (3% fewer; a busy thread 15% fewer when
  * other processes shared its CPU). So it counts as off in the proportion of
- * those found on another CPU that were ready but not running (2: off by that
- * draw): a Puma worker's request threads then have their running share within
- * 0.8 pp of --blocking's and a busy thread 200 samples a second at 200 Hz.
+ * those found on another CPU that were ready but not running: a Puma worker's
+ * request threads then have their running share within 0.8 pp of --blocking's
+ * and a busy thread 200 samples a second at 200 Hz.
  */
 int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 {
@@ -545,7 +545,7 @@ int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
 		return 0;
 	}
 	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
-	return (c->rng >> 11) % (c->seen_on + c->seen_ready + 2) >= c->seen_ready + 1 ? 1 : 2;
+	return (c->rng >> 11) % (c->seen_on + c->seen_ready + 2) >= c->seen_ready + 1;
 }
 
 int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)

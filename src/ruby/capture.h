@@ -43,7 +43,7 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
 /*
  * Is thread th on its CPU now: 1, or 0 off it (preempted, throttled, or
  * blocked while it holds the GVL, when its clock stands still and nothing
- * samples it here), 2 off it by a draw (below); -1 if it is not followed. For the thread that holds the
+ * samples it here); -1 if it is not followed. For the thread that holds the
  * GVL at a tick: off its CPU, the tick's sample is its stack read from
  * outside, which stands still then; on it, the clock's samples have its time.
  * One ready to run on the CPU the caller runs on is judged at random in the

@@ -65,8 +65,8 @@ struct ruby_target {
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;
 	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */
-	/* Asked as the GVL holder's stack is read, when set: is it on its CPU (1), off it (0; 2: by a draw),
-	   unknown (-1)? (ruby_capture_on_cpu: its clock read twice) */
+	/* Asked as the GVL holder's stack is read, when set: is it on its CPU (1), off it (0), unknown (-1)?
+	   (ruby_capture_on_cpu: its clock read twice) */
 	int (*holder_on_cpu)(void *ctx, uint64_t th);
 	void *holder_ctx;
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */

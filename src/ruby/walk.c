@@ -45,11 +45,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	}
 	/* (first: its stack has just been read) */
 	if (ts->state == THREAD_RUNNING && t->holder_on_cpu)
-		switch (t->holder_on_cpu(t->holder_ctx, w->th)) {
-		case 0: ts->off_cpu = 1; break;
-		case 2: ts->off_cpu = 2; break;
-		default: ts->off_cpu = 0;
-		}
+		ts->off_cpu = t->holder_on_cpu(t->holder_ctx, w->th) == 0;
 	/*
 	 * The main thread is the process's first thread, whose tid is the pid:
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
