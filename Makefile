@@ -11,7 +11,7 @@ LDLIBS = -lbpf -ldw -lelf -lz -lm -pthread
 
 # The library (everything but the command line) is what unit tests link against.
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
-	src/profile/*.c src/output/*.c src/serve/*.c src/heap/*.c src/agent/*.c src/inject/*.c)
+	src/profile/*.c src/output/*.c src/alloc/*.c src/serve/*.c src/heap/*.c src/agent/*.c src/inject/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/ruby/capture_obj.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)

@@ -49,6 +49,14 @@ void tracer_stop(struct tracer *t);
 void tracer_forked(void);
 void tracer_init(void);
 
+/* alloc.c: `record --mode alloc`'s sampling of allocations (one recording per process). */
+struct allocs;
+/* Settings "interval=N buffer=BYTES"; installs the hook. NULL and *err on failure; else *err says what it does. */
+struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err);
+void allocs_stop(struct allocs *a);
+void allocs_forked(void);
+void allocs_init(void);
+
 /* usdt.c: Rbscope::Provider and Rbscope::Probe, and `rbscope latency` subscriptions to their first argument. */
 struct usdt_sub;
 void usdt_init(VALUE mRbscope);

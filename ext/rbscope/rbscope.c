@@ -66,6 +66,7 @@ static void atfork_child(void)
 {
 	/* Only what is safe right after fork: stop writing into the parent's rings, close its sockets. */
 	tracer_forked();
+	allocs_forked();
 	usdt_forked();
 	channel_forked();
 }
@@ -82,6 +83,7 @@ __attribute__((visibility("default"))) void Init_rbscope(void)
 	rb_define_singleton_method(agent_module, "__after_fork", agent_after_fork, 0);
 	rb_define_singleton_method(agent_module, "socket_path", agent_socket_path, 0);
 	tracer_init();
+	allocs_init();
 	usdt_init(mRbscope);
 	pthread_atfork(NULL, NULL, atfork_child);
 }

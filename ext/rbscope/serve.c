@@ -15,6 +15,7 @@ struct session {
 	int fd;
 	struct tracer *tracer;
 	struct usdt_sub *latency;
+	struct allocs *allocs;
 };
 
 static struct session sessions[AGENT_MAX_SESSIONS];
@@ -88,6 +89,8 @@ static void end_session(int i)
 		tracer_stop(sessions[i].tracer);
 	if (sessions[i].latency)
 		usdt_unsubscribe(sessions[i].latency);
+	if (sessions[i].allocs)
+		allocs_stop(sessions[i].allocs);
 	close(sessions[i].fd);
 	sessions[i] = sessions[--nsessions];
 }
@@ -134,6 +137,20 @@ static int start_latency(struct session *s, const char *body)
 	return r;
 }
 
+static int start_allocs(struct session *s, const char *body)
+{
+	if (s->allocs)
+		return reply_str(s, AGENT_ERROR, rb_str_new_cstr("this connection is already recording allocations"));
+	int fd = -1;
+	VALUE msg = Qnil;
+	s->allocs = allocs_start(body, &fd, &msg);
+	if (!s->allocs)
+		return reply_str(s, AGENT_ERROR, msg);
+	int r = reply(s, AGENT_OK, RSTRING_PTR(msg), (size_t)RSTRING_LEN(msg), fd);
+	close(fd);
+	return r;
+}
+
 /* Read and answer one request; non-zero ends the session. */
 static int handle(struct session *s)
 {
@@ -173,9 +190,17 @@ static int handle(struct session *s)
 			close(a.fd_got);
 		r = start_latency(s, a.in);
 		break;
+	case AGENT_ALLOCS:
+		if (a.fd_got >= 0)
+			close(a.fd_got);
+		r = start_allocs(s, a.in);
+		break;
 	case AGENT_STOP:
 		if (a.fd_got >= 0)
 			close(a.fd_got);
+		if (s->allocs)
+			allocs_stop(s->allocs);
+		s->allocs = NULL;
 		if (s->tracer)
 			tracer_stop(s->tracer);
 		s->tracer = NULL;
@@ -265,6 +290,8 @@ void serve_forked(void)
 	for (int i = 0; i < nsessions; i++) {
 		if (sessions[i].tracer)
 			tracer_stop(sessions[i].tracer);
+		if (sessions[i].allocs)
+			allocs_stop(sessions[i].allocs);
 		close(sessions[i].fd);
 	}
 	nsessions = 0;

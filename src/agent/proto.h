@@ -29,8 +29,9 @@ enum agent_msg {
 	AGENT_EVAL = 4,       /* body: Ruby code; reply: inspect of the result, or the exception */
 	AGENT_HEAPDUMP = 5,   /* fd: where to write; reply: bytes written */
 	AGENT_TRACE = 6,      /* body: trace settings (ext/rbscope/trace.c); reply carries the ring's fd (ring.h) */
-	AGENT_STOP = 7,       /* end the trace (or latency) of this connection */
+	AGENT_STOP = 7,       /* end the trace (latency, allocations) of this connection */
 	AGENT_LATENCY = 8,    /* body: "PROVIDER:PROBE"; reply carries a histogram's fd (hist.h) */
+	AGENT_ALLOCS = 9,     /* body: "interval=N buffer=BYTES"; reply carries the ring's fd (ring.h: RING_ALLOC...) */
 	AGENT_OK = 64,
 	AGENT_ERROR = 65,
 };

@@ -42,6 +42,9 @@ enum ring_type {
 	RING_GC = 4,     /* ring_gc */
 	RING_TEXT = 5,   /* ring_text: a slow call's callers, notes */
 	RING_RET = 6,    /* ring_ret: a RETURN with no CPU time nor text, the common case, in two thirds of the bytes */
+	RING_FRAME = 7,  /* ring_frame: an allocation frame's id, kind, label and path, sent before its first use */
+	RING_ALLOC = 8,  /* ring_alloc: one sampled allocation and the frames that made it */
+	RING_ALLOCS = 9, /* ring_allocs: the allocation counts so far, at the start and the end */
 };
 
 struct ring_name {
@@ -83,6 +86,48 @@ struct ring_gc {
 };
 
 enum { RING_TEXT_CALLERS = 2, RING_TEXT_NOTE = 3 };
+
+/*
+ * `record --mode alloc`: the agent samples allocations at random by count
+ * (ext/rbscope/alloc.c). Frames and classes are named once (RING_FRAME,
+ * RING_NAME), from one id space.
+ */
+enum { RING_FRAME_RUBY = 0, RING_FRAME_CFUNC = 1 };
+
+struct ring_frame {
+	struct ring_rec r;
+	uint32_t id;
+	uint32_t kind;     /* RING_FRAME_* */
+	uint32_t name_len; /* Ruby's label: "Foo#bar", "block in Foo#bar", "Array#map" */
+	uint32_t path_len; /* its file; 0 for a C method */
+	/* char name[name_len], path[path_len] */
+};
+
+struct ring_alloc_frame {
+	uint32_t id;
+	int32_t line; /* 0 for a C method */
+};
+
+struct ring_alloc {
+	struct ring_rec r;
+	uint32_t tid;     /* kernel thread id */
+	uint32_t klass;   /* its class's name id (RING_NAME) */
+	uint64_t ts;      /* CLOCK_MONOTONIC ns */
+	uint64_t bytes;   /* its size (ObjectSpace.memsize_of) when the agent named it, soon after */
+	uint32_t nframes; /* frames after the record, innermost first */
+	uint32_t truncated; /* the stack had more frames than were sent */
+	/* struct ring_alloc_frame frames[nframes] */
+};
+
+struct ring_allocs {
+	struct ring_rec r; /* flags: 1 at the end */
+	uint64_t vm_total; /* GC.stat(:total_allocated_objects) */
+	uint64_t seen;     /* allocations the hook saw since the start */
+	uint64_t sampled;  /* samples taken */
+	uint64_t lost;     /* samples taken but not sent (the ring full, or too many waiting to be named) */
+	uint64_t interval; /* the mean allocations between samples */
+	uint64_t ts;
+};
 
 struct ring_text {
 	struct ring_rec r; /* flags: RING_TEXT_* */

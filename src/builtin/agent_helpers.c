@@ -1,10 +1,12 @@
-/* agent_helpers.c: what the agent-backed commands (backtraces, gcstat, eval, heapdump, trace) share: -p parsing, connecting, one-shot requests. */
+/* agent_helpers.c: what the agent-backed commands (backtraces, gcstat, eval, heapdump, trace, record --mode alloc) share: -p parsing, connecting, one-shot requests. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../agent/client.h"
+#include "../agent/proto.h"
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
@@ -84,3 +86,27 @@ int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int f
 	return code;
 }
 
+
+int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int *gone)
+{
+	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
+	if (r) {
+		*gone = r == -EPIPE || r == -ECONNRESET;
+		return 0;
+	}
+	for (int waited = 0; waited < 2000; waited += 2) {
+		if (drain && drain(ctx) < 0)
+			return -1;
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, 2) > 0) {
+			unsigned type;
+			char *bye = NULL;
+			size_t n;
+			if (agent_recv(c->fd, &type, &bye, &n, 1 << 20, NULL) == -ECONNRESET)
+				*gone = 1;
+			free(bye);
+			break;
+		}
+	}
+	return 0;
+}

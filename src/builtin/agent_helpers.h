@@ -34,6 +34,14 @@ int agent_cli_connect(struct agent_conn *c, int pid);
  */
 int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
 		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got);
+/*
+ * End this connection's trace (latency, allocations): hooks off, then whatever was written before that. The
+ * agent acts once its thread has the GVL, which a busy app holds for up to Ruby's 100 ms time slice, and goes
+ * on writing meanwhile: the ring is read (drain(ctx), unless NULL: the recording has already failed) while
+ * the answer is awaited (2 s at most), or those records would be dropped. 0, or -1 if drain() said the ring
+ * is corrupt; *gone set if the process went away.
+ */
+int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int *gone);
 /* One request, its answer printed to out; returns the exit code. */
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
 

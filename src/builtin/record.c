@@ -15,6 +15,8 @@
 #include "../profile/sampling.h"
 #include "../proc/task.h"
 #include "../ruby/jit.h"
+#include "agent_helpers.h"
+#include "record_alloc.h"
 
 struct record_opts {
 	int pid;
@@ -24,14 +26,20 @@ struct record_opts {
 	char output_buf[64];
 	const struct output_format *format;
 	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf;
+	int alloc_interval, by_bytes;
 	char **command;
 };
+
+/* --mode: the sampler's modes (enum sampler_mode, builtin_modes' order), then the agent's allocations. */
+static const char *const record_modes[] = { "wall", "cpu", "gvl", "alloc", NULL };
+#define RECORD_ALLOC 3
 
 /* 0, or the exit code the command ends with (--help: EXIT_OK), having printed why. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->rate = 99;
+	o->alloc_interval = RECORD_ALLOC_INTERVAL;
 	const struct opt opts[] = {
 		OPT_PID(&o->pid, "the Ruby process to sample"),
 		OPT_DOUBLE('r', "rate", &o->rate, "HZ", "samples per second (default 99, at most 10000)", 1, 10000,
@@ -55,8 +63,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			 "read the thread holding the GVL from outside too; by default a BPF\n"
 			 "program samples it on its own CPU, where short calls are seen for as\n"
 			 "long as they run (it needs root, or CAP_BPF and CAP_PERFMON)"),
-		BUILTIN_OPT_MODE(&o->mode),
+		OPT_CHOICE(0, "mode", &o->mode, "wall|cpu|gvl|alloc",
+			   "what a profile counts: every thread at every tick (wall, the default), the\n"
+			   "CPU time each thread ran by the kernel's account (cpu), threads waiting\n"
+			   "for the GVL (gvl), or objects allocated, sampled by the agent (alloc: see\n"
+			   "--interval, --inject)", record_modes),
 		OPT_FLAG(0, "on-cpu", &o->on_cpu, "the same as --mode cpu"),
+		OPT_INT(0, "interval", &o->alloc_interval, "N",
+			"--mode alloc: sample one allocation in N, at random (default "
+			RECORD_ALLOC_INTERVAL_TEXT ")", 1, 1e9, "a positive number of allocations"),
+		OPT_FLAG(0, "bytes", &o->by_bytes,
+			 "--mode alloc: weigh stacks by the bytes allocated, not the objects, in the\n"
+			 "formats that show one value (pprof shows both)"),
+		AGENT_CLI_OPT_INJECT,
 		OPT_FLAG(0, "syscalls", &o->syscalls,
 			 "name the system call each blocked thread is in, \"(blocked: read)\" (one\n"
 			 "read of /proc per blocked thread per sample)"),
@@ -85,7 +104,33 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		o->mode = SAMPLER_CPU;
 	if (o->native && o->blocking)
 		return error("--native stops only the threads it must, --blocking all of them: give one"), EXIT_USAGE;
+	if (o->mode == RECORD_ALLOC) {
+		const char *no = o->command ? "-- COMMAND (give -p PID of a running process)" : o->blocking ? "--blocking"
+			: o->native ? "--native" : o->no_bpf ? "--no-bpf" : o->syscalls ? "--syscalls"
+			: o->subprocesses ? "--subprocesses" : o->raw ? "--raw" : NULL;
+		if (no)
+			return error("--mode alloc samples allocations in the process, through its agent: %s does not go "
+				     "with it", no), EXIT_USAGE;
+	} else if (o->by_bytes || o->alloc_interval != RECORD_ALLOC_INTERVAL) {
+		return error("%s goes with --mode alloc", o->by_bytes ? "--bytes" : "--interval"), EXIT_USAGE;
+	} else if (agent_cli_inject) {
+		return error("--inject goes with --mode alloc (the other modes read the process from outside)"), EXIT_USAGE;
+	}
 	return 0;
+}
+
+/* No -o: standard output, or a file named after the process when that is a terminal. 0 or the exit code. */
+static int default_output(struct record_opts *o, struct outfile *out)
+{
+	char stem[48];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o->pid);
+	strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
+	builtin_choose_output(&o->format, &o->output, stem, o->output_buf, sizeof(o->output_buf));
+	o->output_made = o->output != NULL;
+	return outfile_open(out, o->output);
 }
 
 /* Start COMMAND and wait until it is a Ruby we can read (libruby loaded, VM made). */
@@ -221,6 +266,17 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	}
 	builtin_catch_stop();
+	if (o.mode == RECORD_ALLOC) {
+		if (!o.output && (rc = default_output(&o, &out)))
+			return rc;
+		const struct record_alloc_opts ao = {
+			.pid = o.pid, .duration = o.duration, .interval = (uint64_t)o.alloc_interval, .threads = o.threads,
+			.by_bytes = o.by_bytes, .format = o.format, .output = o.output, .output_made = o.output_made,
+		};
+		rc = record_allocs(&ao, &out);
+		outfile_abandon(&out);
+		return rc;
+	}
 	struct ruby_target t;
 	rc = o.command ? spawn_and_attach(&o, &t) : builtin_attach(&t, o.pid);
 	if (rc) {
@@ -228,19 +284,8 @@ int cmd_record(int argc, char **argv)
 		outfile_abandon(&raw_out);
 		return rc;
 	}
-	if (!o.output) {
-		/* No -o: standard output, or a file named after the process when that is a terminal. */
-		char stem[48];
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		int len = snprintf(stem, sizeof(stem), "rbscope-%d-", o.pid);
-		strftime(stem + len, sizeof(stem) - (size_t)len, "%Y%m%d-%H%M%S", &tm);
-		builtin_choose_output(&o.format, &o.output, stem, o.output_buf, sizeof(o.output_buf));
-		o.output_made = o.output != NULL;
-		if ((rc = outfile_open(&out, o.output)))
-			goto out_target;
-	}
+	if (!o.output && (rc = default_output(&o, &out)))
+		goto out_target;
 	struct profile p;
 	struct sampling sm;
 	struct raw_writer raw;

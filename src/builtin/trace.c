@@ -190,36 +190,11 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 	return 0;
 }
 
-/*
- * Hooks off, then whatever was written before that. The agent acts once its
- * thread has the GVL, which a busy app holds for up to Ruby's 100 ms time
- * slice, and goes on tracing meanwhile: the ring (rc, unless NULL: the trace
- * has already failed) is read while the answer is awaited (2 s at most), or
- * those events would be dropped. 0, or -1 if the ring is corrupt; *gone set
- * if the process went away.
- */
-static int stop_reading(struct agent_conn *c, struct ring_cons *rc, struct trace_printer *p, int *gone)
+/* agent_cli_stop's reader: what the trace ring holds now; -1 if it is corrupt. */
+static int drain_trace(void *ctx)
 {
-	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
-	if (r) {
-		*gone = r == -EPIPE || r == -ECONNRESET;
-		return 0;
-	}
-	for (int waited = 0; waited < 2000; waited += 2) {
-		if (rc && trace_drain(rc, p) < 0)
-			return -1;
-		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pf, 1, 2) > 0) {
-			unsigned type;
-			char *bye = NULL;
-			size_t n;
-			if (agent_recv(c->fd, &type, &bye, &n, 1 << 20, NULL) == -ECONNRESET)
-				*gone = 1;
-			free(bye);
-			break;
-		}
-	}
-	return 0;
+	void **a = ctx;
+	return trace_drain(a[0], a[1]) < 0 ? -1 : 0;
 }
 
 static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
@@ -283,7 +258,8 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 		if (!n && idle_ms < 16)
 			idle_ms *= 2;
 	}
-	if (!gone && stop_reading(c, code == EXIT_OK ? &rc : NULL, &p, &gone) < 0) {
+	void *drain_ctx[2] = { &rc, &p };
+	if (!gone && agent_cli_stop(c, code == EXIT_OK ? drain_trace : NULL, drain_ctx, &gone) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
 	}

@@ -108,9 +108,11 @@ static int add_call(struct cg *c, uint32_t site, uint32_t callee, uint64_t count
  * outermost occurrence of a function in a stack carries it, and recursion
  * is not counted twice. The leaf's line always gets the self cost.
  */
-static int cg_add_stack(struct cg *c, const struct profile_stack *s, uint32_t stamp, uint32_t *seen)
+static int cg_add_stack(struct cg *c, uint32_t stack, uint32_t stamp, uint32_t *seen)
 {
 	const struct profile *p = c->p;
+	const struct profile_stack *s = &p->stacks[stack];
+	uint64_t w = profile_stack_weight(p, stack);
 	const uint32_t *frames = &p->pool[s->start];
 	for (uint32_t j = 0; j < s->len; j++) {
 		uint32_t func = c->func_of[frames[j]];
@@ -121,15 +123,15 @@ static int cg_add_stack(struct cg *c, const struct profile_stack *s, uint32_t st
 			continue;
 		const struct profile_frame *caller = &p->frames[frames[j - 1]];
 		int64_t site = site_of(c, c->func_of[frames[j - 1]], caller->line > 0 ? caller->line : 0);
-		if (site < 0 || add_call(c, (uint32_t)site, func, s->count))
+		if (site < 0 || add_call(c, (uint32_t)site, func, w))
 			return -ENOMEM;
 	}
 	const struct profile_frame *leaf = &p->frames[frames[s->len - 1]];
 	int64_t site = site_of(c, c->func_of[frames[s->len - 1]], leaf->line > 0 ? leaf->line : 0);
 	if (site < 0)
 		return (int)site;
-	c->sites[site].self += s->count;
-	c->total += s->count;
+	c->sites[site].self += w;
+	c->total += w;
 	return 0;
 }
 
@@ -140,7 +142,7 @@ static int cg_build(struct cg *c)
 	int err = seen ? cg_index(c) : -ENOMEM;
 	for (uint32_t i = 0; i < p->nstacks && !err; i++)
 		if (p->stacks[i].count && p->stacks[i].len)
-			err = cg_add_stack(c, &p->stacks[i], i + 1, seen);
+			err = cg_add_stack(c, i, i + 1, seen);
 	free(seen);
 	return err;
 }
@@ -208,7 +210,8 @@ static void put_header(const struct cg *c, FILE *f)
 	fprintf(f, "\ndesc: Trigger: sampling at %u Hz for %.2f s\ndesc: Ruby: ", p->rate_hz,
 		(double)p->duration_ns / 1e9);
 	put_name(f, strtab_get(&p->strs, p->ruby_version));
-	fprintf(f, "\npositions: line\nevents: Samples\nsummary: %llu\n", (unsigned long long)c->total);
+	const char *event = c->p->kind != PROFILE_ALLOCS ? "Samples" : c->p->by_bytes ? "Bytes" : "Objects";
+	fprintf(f, "\npositions: line\nevents: %s\nsummary: %llu\n", event, (unsigned long long)c->total);
 }
 
 /*

@@ -9,7 +9,8 @@ int output_collapsed(const struct profile *p, FILE *f)
 	char label[1024];
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
-		if (!s->count)
+		uint64_t w = profile_stack_weight(p, i);
+		if (!w)
 			continue;
 		for (uint32_t j = 0; j < s->len; j++) {
 			output_frame_label(p, p->pool[s->start + j], 1, label, sizeof(label));
@@ -21,7 +22,7 @@ int output_collapsed(const struct profile *p, FILE *f)
 				fputc(';', f);
 			fputs(label, f);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)s->count);
+		fprintf(f, " %llu\n", (unsigned long long)w);
 	}
 	return ferror(f) ? -(errno ?: EIO) : 0;
 }

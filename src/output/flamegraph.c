@@ -166,8 +166,9 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 				t->n[parent].first = id;
 			path[j + 1] = id;
 		}
+		uint64_t w = profile_stack_weight(p, order[k]);
 		for (uint32_t j = 0; j <= s->len && !err; j++)
-			t->n[path[j]].count += s->count;
+			t->n[path[j]].count += w;
 		prev = s;
 	}
 	free(order);
@@ -184,7 +185,7 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	return 0;
 }
 
-enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_WAITING, FG_NATIVE, FG_OTHER };
+enum fg_kind { FG_RUBY, FG_CFUNC, FG_GC, FG_IDLE, FG_WAITING, FG_NATIVE, FG_CLASS, FG_OTHER };
 
 static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 {
@@ -196,6 +197,7 @@ static enum fg_kind kind_of(const struct profile *p, uint32_t frame)
 	case PROFILE_FRAME_GC: return FG_GC;
 	case PROFILE_FRAME_WAIT: return FG_IDLE;
 	case PROFILE_FRAME_NATIVE: return FG_NATIVE;
+	case PROFILE_FRAME_CLASS: return FG_CLASS;
 	case PROFILE_FRAME_STATE:
 		if (!strcmp(name, profile_state_frame(PROFILE_STATE_RUNNING)))
 			return FG_CFUNC;
@@ -218,6 +220,7 @@ static void colour(const char *name, enum fg_kind k, int rgb[3])
 	case FG_IDLE: rgb[0] = 175 + a % 20, rgb[1] = 185 + a % 20, rgb[2] = 205 + b % 20; break;
 	case FG_WAITING: rgb[0] = 235 + a % 20, rgb[1] = 200 + b % 30, rgb[2] = 60 + a % 30; break;
 	case FG_NATIVE: rgb[0] = 90 + a % 40, rgb[1] = 180 + b % 50, rgb[2] = 80 + a % 30; break;
+	case FG_CLASS: rgb[0] = 120 + a % 40, rgb[1] = 140 + b % 40, rgb[2] = 225 + a % 30; break;
 	default: rgb[0] = rgb[1] = rgb[2] = 190 + a % 20; break;
 	}
 }
@@ -237,10 +240,13 @@ static void thousands(uint64_t v, char *out, size_t cap)
 void flamegraph_title(const struct profile *p, char *out, size_t cap)
 {
 	char n[32];
-	thousands(profile_total(p), n, sizeof(n));
+	thousands(p->kind == PROFILE_ALLOCS ? profile_total_weight(p) : profile_total(p), n, sizeof(n));
 	const char *cmd = strtab_get(&p->strs, p->command), *ver = strtab_get(&p->strs, p->ruby_version);
 	if (output_options.title)
 		snprintf(out, cap, "%s", output_options.title);
+	else if (p->kind == PROFILE_ALLOCS)
+		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s, %s %s allocated (estimated)", cmd, *cmd ? " " : "",
+			 p->pid, *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, n, profile_unit(p));
 	else
 		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s at %u Hz, %s samples", cmd, *cmd ? " " : "", p->pid,
 			 *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, p->rate_hz, n);
@@ -303,6 +309,7 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 			depth = t.n[i].depth;
 	int height = FG_HEAD + (int)depth * FG_ROW + FG_FOOT;
 	char title[512], n[32], label[1200];
+	const char *unit = profile_unit(p);
 	flamegraph_title(p, title, sizeof(title));
 	if (standalone)
 		fputs("<?xml version=\"1.0\" standalone=\"no\"?>\n", f);
@@ -322,9 +329,13 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 	xml_write_text(f, title, sizeof(title));
 	fputs("</text>\n", f);
 	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
-	static const char *names[] = { "Ruby", "C method", "GC", "idle", "waiting for the GVL, blocked", "native" };
+	static const char *names[] = { "Ruby", "C method", "GC", "idle", "waiting for the GVL, blocked", "native",
+				       "class allocated" };
 	double lx = 110;
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < 7; k++) {
+		int allocs = p->kind == PROFILE_ALLOCS;
+		if (allocs ? k != FG_RUBY && k != FG_CFUNC && k != FG_CLASS : k == FG_CLASS)
+			continue; /* an allocation profile has classes, no GC, waits nor native frames; the others no classes */
 		int rgb[3];
 		colour("legend", (enum fg_kind)k, rgb);
 		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(%d,%d,%d)\"/>"
@@ -357,7 +368,7 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 		}
 		fputs("><title>", f);
 		xml_write_text(f, label, sizeof(label));
-		fprintf(f, " \xe2\x80\x94 %s sample%s, %.2f%%</title>", n, nd->count == 1 ? "" : "s",
+		fprintf(f, " \xe2\x80\x94 %s %.*s, %.2f%%</title>", n, (int)strlen(unit) - (nd->count == 1), unit,
 			100.0 * (double)nd->count / (double)total);
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w,
 			FG_ROW - 1, rgb[0], rgb[1], rgb[2]);

@@ -115,7 +115,11 @@ int output_html(const struct profile *p, FILE *f)
 		strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
 		meta_row(f, "started", buf);
 	}
-	snprintf(buf, sizeof(buf), "%.2f s at %u Hz", (double)p->duration_ns / 1e9, p->rate_hz);
+	if (p->kind == PROFILE_ALLOCS)
+		snprintf(buf, sizeof(buf), "%.2f s, one allocation in %llu sampled", (double)p->duration_ns / 1e9,
+			 (unsigned long long)p->alloc_interval);
+	else
+		snprintf(buf, sizeof(buf), "%.2f s at %u Hz", (double)p->duration_ns / 1e9, p->rate_hz);
 	meta_row(f, "duration", buf);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)profile_total(p));
 	meta_row(f, "samples", buf);

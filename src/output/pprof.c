@@ -64,6 +64,7 @@ struct pprof {
 	struct map str_index;    /* profile strtab id -> string table index */
 	struct map thread_index; /* tid -> string table index of its name */
 	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread, s_state; /* fixed strings */
+	uint32_t s_alloc_objects, s_alloc_space, s_bytes, s_allocations, s_class; /* an allocation profile's */
 	uint32_t s_states[PROFILE_STATES];
 	uint32_t s_cpu, s_pid, s_command, s_container, s_service;
 	const struct pprof_options *opt;
@@ -305,6 +306,14 @@ static int pprof_init(struct pprof *pp, const struct profile *p, const struct pp
 	pp->s_state = str_add(pp, "thread state");
 	for (int k = 0; k < PROFILE_STATES; k++)
 		pp->s_states[k] = str_add(pp, profile_state_name(k));
+	if (p->kind == PROFILE_ALLOCS) { /* the sample types of Go's heap profile that say what was allocated */
+		pp->s_alloc_objects = str_add(pp, "alloc_objects");
+		pp->s_alloc_space = str_add(pp, "alloc_space");
+		pp->s_bytes = str_add(pp, "bytes");
+		pp->s_allocations = str_add(pp, "allocations");
+		pp->s_class = str_add(pp, "object class");
+		pp->period = p->alloc_interval;
+	}
 	if (o) {
 		pp->s_cpu = str_add(pp, "cpu");
 		pp->s_pid = str_add(pp, "pid");
@@ -341,7 +350,7 @@ static struct agg *aggregate(const struct profile *p, uint64_t *n)
 	*n = 0;
 	if (!a)
 		return NULL;
-	if (!p->nsamples) {
+	if (!p->nsamples || p->kind == PROFILE_ALLOCS) { /* (an allocation's bytes are known by stack) */
 		for (uint32_t i = 0; i < p->nstacks; i++)
 			if (p->stacks[i].count)
 				a[(*n)++] = (struct agg){ i, 0, p->stacks[i].count };
@@ -425,9 +434,20 @@ static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 			pp->ids[n++] = loc;
 	}
 	uint64_t values[2] = { a->count, a->count * pp->period };
+	if (p->kind == PROFILE_ALLOCS) {
+		values[0] = profile_stack_objects(p, a->stack);
+		values[1] = profile_stack_bytes(p, a->stack);
+	}
 	pb_reset(&pp->msg);
 	pb_packed(&pp->msg, SAMPLE_LOCATION_ID, pp->ids, n);
 	pb_packed(&pp->msg, SAMPLE_VALUE, values, 2);
+	if (p->kind == PROFILE_ALLOCS) {
+		uint32_t leaf = s->len ? p->pool[s->start + s->len - 1] : 0;
+		if (s->len && p->frames[leaf].kind == PROFILE_FRAME_CLASS)
+			put_label(pp, pp->s_class, str_of(pp, p->frames[leaf].name), 0);
+		gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
+		return;
+	}
 	if (labels) {
 		put_label(pp, pp->s_tid, 0, a->tid);
 		uint64_t *name = map_get(&pp->thread_index, (uint32_t)a->tid);
@@ -516,9 +536,16 @@ static void put_strings(struct pprof *pp)
 static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 {
 	const struct profile *p = pp->p;
-	uint32_t kind = pp->opt && pp->opt->cpu ? pp->s_cpu : pp->s_wall;
-	put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_samples, pp->s_count);
-	put_value_type(pp, PPROF_SAMPLE_TYPE, kind, pp->s_ns);
+	uint32_t kind = pp->opt && pp->opt->cpu ? pp->s_cpu : pp->s_wall, unit = pp->s_ns;
+	if (p->kind == PROFILE_ALLOCS) {
+		put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_alloc_objects, pp->s_count);
+		put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_alloc_space, pp->s_bytes);
+		kind = pp->s_allocations;
+		unit = pp->s_count;
+	} else {
+		put_value_type(pp, PPROF_SAMPLE_TYPE, pp->s_samples, pp->s_count);
+		put_value_type(pp, PPROF_SAMPLE_TYPE, kind, pp->s_ns);
+	}
 	for (uint64_t i = 0; i < n && !pp->gz.err; i++)
 		put_sample(pp, &a[i], p->nsamples != 0);
 	for (uint32_t i = 0; i < p->nframes && !pp->gz.err; i++)
@@ -530,7 +557,7 @@ static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 		put_mapping(pp, id);
 	put_scalar(pp, PPROF_TIME_NANOS, p->start_ns);
 	put_scalar(pp, PPROF_DURATION_NANOS, p->duration_ns);
-	put_value_type(pp, PPROF_PERIOD_TYPE, kind, pp->s_ns);
+	put_value_type(pp, PPROF_PERIOD_TYPE, kind, unit);
 	put_scalar(pp, PPROF_PERIOD, pp->period);
 	put_scalar(pp, PPROF_COMMENT, str_add(pp, pp->comment));
 	put_strings(pp);

@@ -67,7 +67,10 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 		if (err)
 			return err;
 	}
-	fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,\n\"samples\":[",
+	const char *unit = p->kind != PROFILE_ALLOCS ? "nanoseconds" : p->by_bytes ? "bytes" : "none";
+	if (p->kind == PROFILE_ALLOCS)
+		t0 = 0; /* (a weight that is not time starts at 0) */
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":%llu,\"endValue\":%llu,\n\"samples\":[", unit,
 		(unsigned long long)t0, (unsigned long long)(t0 + total));
 	for (uint64_t k = begin; k < end; k++) {
 		fputs(k > begin ? ",\n" : "", f);

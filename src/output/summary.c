@@ -75,19 +75,25 @@ int summary_rows(const struct profile *p, int by_line, struct summary_row **out,
 		rows[group[i]].frame = i;
 	for (uint32_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
-		if (!s->count || !s->len)
+		uint64_t w = profile_stack_weight(p, i);
+		/* An allocation's class is not a function: the allocating frame's self is what it allocated. */
+		uint32_t len = s->len;
+		while (len && p->frames[p->pool[s->start + len - 1]].kind == PROFILE_FRAME_CLASS)
+			len--;
+		if (!w || !s->len)
 			continue;
-		total += s->count;
-		for (uint32_t j = 0; j < s->len; j++) {
+		total += w;
+		for (uint32_t j = 0; j < len; j++) {
 			uint32_t gid = group[p->pool[s->start + j]];
 			if (p->frames[p->pool[s->start + j]].kind == PROFILE_FRAME_THREAD)
 				continue;
 			if (seen[gid] != i + 1) { /* recursion counts once per sample in total */
 				seen[gid] = i + 1;
-				rows[gid].total += s->count;
+				rows[gid].total += w;
 			}
 		}
-		rows[group[p->pool[s->start + s->len - 1]]].self += s->count;
+		if (len)
+			rows[group[p->pool[s->start + len - 1]]].self += w;
 	}
 	qsort(rows, ngroups, sizeof(*rows), by_self);
 	uint32_t n = 0;
@@ -164,6 +170,47 @@ void output_states_line(const struct profile *p, char *out, size_t cap)
 					n ? 100.0 * (double)by[k] / (double)n : 0.0, k + 1 < PROFILE_STATES ? "," : "");
 }
 
+struct class_row {
+	uint32_t name;
+	uint64_t objects, bytes;
+};
+
+static int by_objects(const void *a, const void *b)
+{
+	const struct class_row *x = a, *y = b;
+	return x->objects != y->objects ? (x->objects < y->objects ? 1 : -1) : (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+/* An allocation profile's objects and bytes by class (its stacks' leaves). */
+static int write_classes(const struct profile *p, FILE *f)
+{
+	struct class_row *rows = calloc(p->nframes + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	uint64_t objects = 0, bytes = 0;
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		if (!s->count || !s->len)
+			continue;
+		uint32_t leaf = p->pool[s->start + s->len - 1];
+		if (p->frames[leaf].kind != PROFILE_FRAME_CLASS)
+			continue;
+		rows[leaf].name = p->frames[leaf].name;
+		rows[leaf].objects += profile_stack_objects(p, i);
+		rows[leaf].bytes += profile_stack_bytes(p, i);
+		objects += profile_stack_objects(p, i);
+		bytes += profile_stack_bytes(p, i);
+	}
+	qsort(rows, p->nframes, sizeof(*rows), by_objects);
+	fprintf(f, "\n%9s %12s %9s %14s  %s\n", "% objects", "objects", "% bytes", "bytes", "class");
+	for (uint32_t i = 0; i < p->nframes && rows[i].objects; i++)
+		fprintf(f, "%8.2f%% %12llu %8.2f%% %14llu  %s\n", 100.0 * (double)rows[i].objects / (double)objects,
+			(unsigned long long)rows[i].objects, bytes ? 100.0 * (double)rows[i].bytes / (double)bytes : 0.0,
+			(unsigned long long)rows[i].bytes, strtab_get(&p->strs, rows[i].name));
+	free(rows);
+	return 0;
+}
+
 static int write_summary(const struct profile *p, FILE *f, int by_line)
 {
 	struct summary_row *rows;
@@ -172,6 +219,21 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 	int err = summary_rows(p, by_line, &rows, &n, &total);
 	if (err)
 		return err;
+	int allocs = p->kind == PROFILE_ALLOCS;
+	if (allocs) {
+		uint64_t objects = 0, bytes = 0, samples = 0;
+		for (uint32_t i = 0; i < p->nstacks; i++) {
+			objects += profile_stack_objects(p, i);
+			bytes += profile_stack_bytes(p, i);
+			samples += p->stacks[i].count;
+		}
+		fprintf(f, "allocations: %llu objects, %llu bytes, estimated from %llu samples (one in %llu)", (unsigned long long)objects,
+			(unsigned long long)bytes, (unsigned long long)samples, (unsigned long long)p->alloc_interval);
+		if (p->alloc_total)
+			fprintf(f, "; the VM counted %llu objects", (unsigned long long)p->alloc_total);
+		fprintf(f, "\nself: %s allocated in the function (or at the line) itself; total: with its callees\n\n",
+			p->by_bytes ? "bytes" : "objects");
+	}
 	fprintf(f, "%8s %8s %10s %10s  %s\n", "% self", "% total", "self", "total", by_line ? "location" : "function");
 	char label[1024];
 	for (uint32_t i = 0; i < n && total; i++) {
@@ -182,6 +244,8 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 			(unsigned long long)r->total, label);
 	}
 	free(rows);
+	if (allocs)
+		return write_classes(p, f) ?: ferror(f) ? -(errno ?: EIO) : 0;
 	/* How much of it was waiting, not working: samples in a method that waits (idle, as profile_stack_state
 	   sees it: under the native frames --native puts over it too). */
 	uint64_t waiting = 0;

@@ -66,6 +66,7 @@ static int count_threads(struct thread_samples *ts, struct map *index)
 int thread_samples_init(struct thread_samples *ts, const struct profile *p)
 {
 	memset(ts, 0, sizeof(*ts));
+	ts->p = p;
 	ts->period_ns = p->rate_hz ? UINT64_C(1000000000) / p->rate_hz : UINT64_C(10000000);
 	ts->samples = p->samples;
 	ts->nsamples = p->nsamples;
@@ -113,6 +114,12 @@ static uint64_t time_of(const struct thread_samples *ts, uint64_t k)
 
 uint64_t thread_samples_weight(const struct thread_samples *ts, uint32_t t, uint64_t k)
 {
+	const struct profile *p = ts->p;
+	if (p->kind == PROFILE_ALLOCS) {
+		const struct profile_stack *st = &p->stacks[ts->samples[ts->order[k]].stack];
+		uint64_t every = p->alloc_interval ? p->alloc_interval : 1;
+		return !p->by_bytes ? every : st->count ? st->bytes * every / st->count : 0;
+	}
 	/* Samples of one instant (a capture and a read of one tick) share the time to the next instant. */
 	uint64_t begin = ts->start[t], end = ts->start[t + 1], a = time_of(ts, k), s = k, e = k + 1;
 	while (s > begin && time_of(ts, s - 1) == a)

@@ -25,6 +25,7 @@ struct thread_samples {
 	uint64_t period_ns; /* the sampling period (10 ms if the rate is unknown) */
 	int synthetic;
 	struct profile_sample *made; /* owned: the samples of a synthetic timeline */
+	const struct profile *p;
 };
 
 /* Split p's samples by thread; 0, -ENOMEM, or -EFBIG for an absurd sample count. */
@@ -32,7 +33,10 @@ int thread_samples_init(struct thread_samples *ts, const struct profile *p);
 void thread_samples_free(struct thread_samples *ts);
 
 /*
- * The time the sample at order[k] of thread t stands for: until that
+ * What the sample at order[k] of thread t weighs. In an allocation profile,
+ * the objects it stands for (one sampling interval), or with by_bytes the
+ * bytes (its stack's mean size, times the interval). Otherwise the time it
+ * stands for: until that
  * thread's next sample, or one period for its last sample and across a gap
  * of more than a few periods (the thread was not running, or ticks were lost).
  * Samples of one instant share the time to the next (at least 1 ns each).

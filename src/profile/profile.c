@@ -89,7 +89,7 @@ int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n)
 		GROW(p->pool, p->pool_len + n, p->pool_cap); /* room for its n frames (and one more) */
 		GROW(p->stacks, p->nstacks, p->stacks_cap);
 		memcpy(p->pool + p->pool_len, frames, n * sizeof(*frames));
-		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0, state_of(p, frames, n) };
+		p->stacks[p->nstacks] = (struct profile_stack){ (uint32_t)p->pool_len, n, 0, state_of(p, frames, n), 0 };
 		p->pool_len += n;
 		int err = map_put(&p->stack_index, h, (uint64_t)p->nstacks + 1);
 		if (err)
@@ -109,6 +109,44 @@ int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid)
 	GROW(p->samples, p->nsamples, p->samples_cap);
 	p->samples[p->nsamples++] = (struct profile_sample){ t_ns, tid, stack };
 	return 0;
+}
+
+int profile_add_alloc(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid, uint64_t bytes)
+{
+	int err = profile_add(p, stack, t_ns, tid);
+	if (!err)
+		p->stacks[stack].bytes += bytes;
+	return err;
+}
+
+uint64_t profile_stack_objects(const struct profile *p, uint32_t stack)
+{
+	return p->stacks[stack].count * (p->kind == PROFILE_ALLOCS && p->alloc_interval ? p->alloc_interval : 1);
+}
+
+uint64_t profile_stack_bytes(const struct profile *p, uint32_t stack)
+{
+	return p->stacks[stack].bytes * (p->alloc_interval ? p->alloc_interval : 1);
+}
+
+uint64_t profile_stack_weight(const struct profile *p, uint32_t stack)
+{
+	if (p->kind != PROFILE_ALLOCS)
+		return p->stacks[stack].count;
+	return p->by_bytes ? profile_stack_bytes(p, stack) : profile_stack_objects(p, stack);
+}
+
+const char *profile_unit(const struct profile *p)
+{
+	return p->kind != PROFILE_ALLOCS ? "samples" : p->by_bytes ? "bytes" : "objects";
+}
+
+uint64_t profile_total_weight(const struct profile *p)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		n += profile_stack_weight(p, i);
+	return n;
 }
 
 int64_t profile_thread_index(struct profile *p, int32_t tid)
@@ -301,8 +339,10 @@ int profile_merge_states(struct profile *dst, const struct profile *src, unsigne
 		int64_t st = profile_stack(dst, buf, s->len);
 		if (st < 0)
 			err = (int)st;
-		else
+		else {
 			dst->stacks[st].count += s->count;
+			dst->stacks[st].bytes += s->bytes;
+		}
 	}
 	for (uint32_t i = 0; !err && i < src->nthreads; i++) {
 		int64_t t = profile_thread_index(dst, src->threads[i].tid);

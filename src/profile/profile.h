@@ -18,6 +18,7 @@ enum profile_frame_kind {
 	PROFILE_FRAME_WAIT = 4,      /* a method known to wait: sleep, Mutex#lock, Queue#pop, IO.select... */
 	PROFILE_FRAME_STATE = 5,     /* the thread's state over its stack: "(waiting for GVL)", "(blocked: read)"... */
 	PROFILE_FRAME_NATIVE = 6,    /* --native: a native function over the C method that called it; path is its file */
+	PROFILE_FRAME_CLASS = 7,     /* an allocation profile's leaf: the class of the objects allocated ("String") */
 	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
 };
 /*
@@ -52,6 +53,17 @@ struct profile_stack {
 	uint32_t start, len; /* frame ids in pool[start .. start+len), root first */
 	uint64_t count;
 	uint32_t state;      /* what it shows (enum profile_state), known when it is interned */
+	uint64_t bytes;      /* an allocation profile's: the sizes of its sampled objects, summed */
+};
+
+/*
+ * What a profile's samples are: threads seen at ticks (time), or objects
+ * sampled at their allocation, one in alloc_interval on average, each with
+ * its size (allocations; its stacks end in a PROFILE_FRAME_CLASS frame).
+ */
+enum profile_kind {
+	PROFILE_TIME = 0,
+	PROFILE_ALLOCS = 1,
 };
 
 struct profile_sample {
@@ -93,6 +105,10 @@ struct profile {
 	struct map thread_index;                   /* tid -> index in threads + 1 */
 	int32_t n_mn_threads;                      /* M:N threads given a key (profile_mn_thread) */
 	/* metadata */
+	uint32_t kind;           /* enum profile_kind */
+	uint64_t alloc_interval; /* PROFILE_ALLOCS: allocations per sample, on average */
+	uint64_t alloc_total;    /* PROFILE_ALLOCS: the VM's own count of allocations while it was recorded, 0 if unknown */
+	int by_bytes;            /* PROFILE_ALLOCS: a writer of one value per stack writes bytes, not objects */
 	int pid;
 	uint32_t rate_hz;
 	uint64_t duration_ns;
@@ -122,6 +138,18 @@ int64_t profile_frame(struct profile *p, const char *name, const char *path, int
 int64_t profile_stack(struct profile *p, const uint32_t *frames, uint32_t n);
 /* Count one sample of stack at t_ns for tid. */
 int profile_add(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid);
+/* Count one sampled allocation of bytes bytes (an allocation profile's profile_add). */
+int profile_add_alloc(struct profile *p, uint32_t stack, uint64_t t_ns, int32_t tid, uint64_t bytes);
+/*
+ * What a stack weighs in the writers that show one value: its samples; in an
+ * allocation profile the objects, or with by_bytes the bytes, they stand for.
+ */
+uint64_t profile_stack_weight(const struct profile *p, uint32_t stack);
+/* Its estimated objects and bytes (an allocation profile's), for writers that show both. */
+uint64_t profile_stack_objects(const struct profile *p, uint32_t stack);
+uint64_t profile_stack_bytes(const struct profile *p, uint32_t stack);
+/* What profile_stack_weight counts: "samples", "objects" or "bytes". */
+const char *profile_unit(const struct profile *p);
 /* Note thread tid's name (a string, "" for none); the first name seen is kept unless it was "". */
 int profile_thread(struct profile *p, int32_t tid, const char *name);
 /* The index of thread tid in p->threads, added unnamed if new; negative on error. */
@@ -150,6 +178,8 @@ const char *profile_state_frame(int state);
 const char *profile_thread_name(const struct profile *p, int32_t tid);
 /* The total samples counted. */
 uint64_t profile_total(const struct profile *p);
+/* The total of profile_stack_weight() over every stack. */
+uint64_t profile_total_weight(const struct profile *p);
 /* Add src's stacks and their counts to dst (frames interned by their text), and its threads' states; samples not copied. */
 int profile_merge(struct profile *dst, const struct profile *src);
 /* The same for the stacks whose state (profile_stack_state) has its bit in states, 1u << state. */

@@ -332,7 +332,7 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short,
 			if (!err && !st)
 				err = -ENOMEM;
 			for (uint64_t i = 0; !err && i < nk; i++)
-				st[nstacks + i] = (struct profile_stack){ k[2 * i], k[2 * i + 1], 0, 0 };
+				st[nstacks + i] = (struct profile_stack){ k[2 * i], k[2 * i + 1], 0, 0, 0 };
 			if (!err) {
 				p->stacks = st;
 				nstacks += nk;

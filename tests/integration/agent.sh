@@ -400,3 +400,6 @@ fi
 
 # --inject: the agent into processes that never loaded it.
 . "$top/tests/integration/inject.sh"
+
+# record --mode alloc: allocations sampled by the agent.
+. "$top/tests/integration/allocs.sh"

@@ -1,0 +1,456 @@
+/* alloc.c: `rbscope record --mode alloc`: allocations sampled at random by count, each with its stack, class and size, written to a shared ring. */
+#include "agent.h"
+#include "ring.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <ruby/debug.h>
+#include <ruby/st.h>
+
+/*
+ * The hook on every allocation (RUBY_INTERNAL_EVENT_NEWOBJ) only counts
+ * down to the next sample; the gaps are drawn from a geometric law of the
+ * mean interval, so that every allocation has the same chance to be
+ * sampled and no loop can fall in step with the sampler. A sample takes
+ * the frames (rb_profile_frames: no allocation, as the hook must not
+ * allocate), the object and its class, and asks for a postponed job, which
+ * Ruby runs soon after, outside the allocation: it measures the object
+ * (filled by then), names new frames and classes, and writes the records.
+ * Until then the GC sees the pending objects, classes and frames through
+ * the holder below (marked: alive and not moved).
+ */
+#define ALLOC_MAX_FRAMES 256
+#define ALLOC_PENDING 64
+
+/* Defined in every libruby since 2.x (ObjectSpace.memsize_of's own), declared only in Ruby's internal headers. */
+size_t rb_obj_memsize_of(VALUE obj);
+
+struct pending {
+	VALUE obj, klass; /* klass: Qfalse when the type says it is no class (an imemo's word is data) */
+	int type;
+	uint32_t tid;
+	uint64_t ts;
+	int nframes, truncated;
+	VALUE frames[ALLOC_MAX_FRAMES];
+	int lines[ALLOC_MAX_FRAMES];
+};
+
+struct allocs {
+	volatile int live; /* cleared in a fork's child */
+	int in_job;        /* the job's own allocations are not sampled */
+	struct ring_hdr *ring;
+	struct ring_prod prod;
+	size_t map_size;
+	uint64_t interval, countdown, rng;
+	uint64_t seen, sampled, lost, vm_start;
+	VALUE tp;
+	st_table *ids; /* frame or class VALUE (a type: its number * 2 + 1) -> id */
+	uint32_t next_id;
+	VALUE keep; /* everything with an id, alive (and so never another object at its address) while it is used */
+	int npending;
+	struct pending pending[ALLOC_PENDING];
+};
+
+static struct allocs *cur; /* one allocation recording per process */
+static VALUE holder;       /* marks cur's VALUEs */
+static ID id_total_allocated;
+#ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
+static rb_postponed_job_handle_t job_handle;
+#endif
+static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
+
+static void holder_mark(void *p)
+{
+	(void)p;
+	struct allocs *a = cur;
+	if (!a)
+		return;
+	rb_gc_mark(a->keep);
+	rb_gc_mark(a->tp);
+	for (int i = 0; i < a->npending; i++) {
+		struct pending *q = &a->pending[i];
+		rb_gc_mark(q->obj);
+		if (q->klass)
+			rb_gc_mark(q->klass);
+		for (int j = 0; j < q->nframes; j++)
+			rb_gc_mark(q->frames[j]);
+	}
+}
+
+static const rb_data_type_t holder_type = {
+	.wrap_struct_name = "rbscope/allocs",
+	.function = { .dmark = holder_mark },
+	.flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64*: cheap, and good enough to keep gaps independent of the program. */
+static uint64_t next_random(struct allocs *a)
+{
+	uint64_t x = a->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	a->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Allocations until the next sample: geometric with mean interval (1 samples every allocation). */
+static uint64_t next_gap(struct allocs *a)
+{
+	if (a->interval <= 1)
+		return 1;
+	double u = ((double)(next_random(a) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+	double g = ceil(log(u) / log1p(-1.0 / (double)a->interval));
+	return g < 1 ? 1 : g > 1e18 ? (uint64_t)1e18 : (uint64_t)g;
+}
+
+/* Types whose class word is a class (of the others, an imemo's holds data). */
+static int has_class(int type)
+{
+	switch (type) {
+	case T_OBJECT: case T_CLASS: case T_MODULE: case T_FLOAT: case T_STRING: case T_REGEXP: case T_ARRAY:
+	case T_HASH: case T_STRUCT: case T_BIGNUM: case T_FILE: case T_DATA: case T_MATCH: case T_COMPLEX:
+	case T_RATIONAL: case T_SYMBOL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void job(void *data);
+
+static void schedule_job(void)
+{
+#ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
+	rb_postponed_job_trigger(job_handle);
+#else
+	rb_postponed_job_register_one(0, job, NULL);
+#endif
+}
+
+static void newobj_hook(VALUE tpval, void *data)
+{
+	struct allocs *a = data;
+	a->seen++;
+	if (--a->countdown)
+		return;
+	a->countdown = next_gap(a);
+	if (!a->live || a->in_job)
+		return;
+	a->sampled++;
+	if (a->npending == ALLOC_PENDING) {
+		a->lost++;
+		return;
+	}
+	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tpval));
+	if (SPECIAL_CONST_P(obj)) {
+		a->lost++;
+		return;
+	}
+	struct pending *q = &a->pending[a->npending];
+	q->nframes = rb_profile_frames(0, ALLOC_MAX_FRAMES, q->frames, q->lines);
+	if (q->nframes < 0)
+		q->nframes = 0;
+	q->truncated = q->nframes == ALLOC_MAX_FRAMES;
+	q->obj = obj;
+	q->type = RB_BUILTIN_TYPE(obj);
+	q->klass = has_class(q->type) ? RBASIC_CLASS(obj) : 0;
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	q->tid = my_tid;
+	q->ts = now_ns();
+	a->npending++; /* (after the fields: holder_mark reads them) */
+	schedule_job();
+}
+
+static const char *type_name(int type)
+{
+	switch (type) {
+	case T_OBJECT: return "T_OBJECT";
+	case T_CLASS: return "T_CLASS";
+	case T_MODULE: return "T_MODULE";
+	case T_FLOAT: return "T_FLOAT";
+	case T_STRING: return "T_STRING";
+	case T_REGEXP: return "T_REGEXP";
+	case T_ARRAY: return "T_ARRAY";
+	case T_HASH: return "T_HASH";
+	case T_STRUCT: return "T_STRUCT";
+	case T_BIGNUM: return "T_BIGNUM";
+	case T_FILE: return "T_FILE";
+	case T_DATA: return "T_DATA";
+	case T_MATCH: return "T_MATCH";
+	case T_COMPLEX: return "T_COMPLEX";
+	case T_RATIONAL: return "T_RATIONAL";
+	case T_SYMBOL: return "T_SYMBOL";
+	case T_IMEMO: return "T_IMEMO";
+	case T_NODE: return "T_NODE";
+	case T_ICLASS: return "T_ICLASS";
+	default: return "T_NONE";
+	}
+}
+
+/* The id of key (a frame or class VALUE, or a type's odd number), 0 if it has none yet. */
+static uint32_t id_of(struct allocs *a, st_data_t key)
+{
+	st_data_t v;
+	return st_lookup(a->ids, key, &v) ? (uint32_t)v : 0;
+}
+
+static int send_name(struct allocs *a, uint32_t id, const char *s, size_t n)
+{
+	struct ring_name *r = ring_reserve(&a->prod, (uint32_t)(sizeof(*r) + n), RING_NAME);
+	if (!r)
+		return -1;
+	r->id = id;
+	r->len = (uint32_t)n;
+	memcpy(r + 1, s, n);
+	ring_commit(&a->prod, r);
+	return 0;
+}
+
+static VALUE str_or_empty(VALUE s)
+{
+	return RB_TYPE_P(s, T_STRING) ? s : rb_str_new(NULL, 0);
+}
+
+/* A frame's id, named in the ring the first time; 0 if the ring had no room. */
+static uint32_t frame_id(struct allocs *a, VALUE f)
+{
+	uint32_t id = id_of(a, (st_data_t)f);
+	if (id)
+		return id;
+	VALUE path = rb_profile_frame_path(f);
+	VALUE name = str_or_empty(rb_profile_frame_full_label(f));
+	int cfunc = NIL_P(path);
+	path = str_or_empty(path);
+	size_t nl = (size_t)RSTRING_LEN(name), pl = (size_t)RSTRING_LEN(path);
+	struct ring_frame *r = ring_reserve(&a->prod, (uint32_t)(sizeof(*r) + nl + pl), RING_FRAME);
+	if (!r)
+		return 0;
+	id = a->next_id++;
+	r->id = id;
+	r->kind = cfunc ? RING_FRAME_CFUNC : RING_FRAME_RUBY;
+	r->name_len = (uint32_t)nl;
+	r->path_len = (uint32_t)pl;
+	memcpy(r + 1, RSTRING_PTR(name), nl);
+	memcpy((char *)(r + 1) + nl, RSTRING_PTR(path), pl);
+	ring_commit(&a->prod, r);
+	st_insert(a->ids, (st_data_t)f, id);
+	rb_ary_push(a->keep, f);
+	return id;
+}
+
+/* The id of the class of a pending object, or of its type when it has none to show. */
+static uint32_t class_id(struct allocs *a, const struct pending *q)
+{
+	VALUE real = q->klass ? rb_class_real(q->klass) : 0;
+	st_data_t key = real ? (st_data_t)real : (st_data_t)q->type * 2 + 1;
+	uint32_t id = id_of(a, key);
+	if (id)
+		return id;
+	VALUE name;
+	if (real)
+		name = str_or_empty(rb_class_name(real));
+	else if (q->type == T_IMEMO)
+		name = rb_str_new_cstr("(imemo)");
+	else
+		name = rb_sprintf("(hidden %s)", type_name(q->type));
+	id = a->next_id;
+	if (send_name(a, id, RSTRING_PTR(name), (size_t)RSTRING_LEN(name)))
+		return 0;
+	a->next_id++;
+	st_insert(a->ids, key, id);
+	if (real)
+		rb_ary_push(a->keep, real);
+	return id;
+}
+
+static void send_sample(struct allocs *a, const struct pending *q)
+{
+	uint32_t klass = class_id(a, q);
+	struct ring_alloc_frame fr[ALLOC_MAX_FRAMES];
+	int ok = klass != 0;
+	for (int i = 0; ok && i < q->nframes; i++) {
+		fr[i].id = frame_id(a, q->frames[i]);
+		fr[i].line = q->lines[i];
+		ok = fr[i].id != 0;
+	}
+	size_t fbytes = (size_t)q->nframes * sizeof(fr[0]);
+	struct ring_alloc *r = ok ? ring_reserve(&a->prod, (uint32_t)(sizeof(*r) + fbytes), RING_ALLOC) : NULL;
+	if (!r) {
+		a->lost++;
+		return;
+	}
+	r->tid = q->tid;
+	r->klass = klass;
+	r->ts = q->ts;
+	r->bytes = rb_obj_memsize_of(q->obj);
+	r->nframes = (uint32_t)q->nframes;
+	r->truncated = (uint32_t)q->truncated;
+	memcpy(r + 1, fr, fbytes);
+	ring_commit(&a->prod, r);
+}
+
+static uint64_t vm_total(void)
+{
+	return (uint64_t)rb_gc_stat(ID2SYM(id_total_allocated));
+}
+
+static void send_counts(struct allocs *a, int end)
+{
+	struct ring_allocs *r = ring_reserve(&a->prod, sizeof(*r), RING_ALLOCS);
+	if (!r)
+		return;
+	r->r.flags = (uint16_t)end;
+	r->vm_total = vm_total();
+	r->seen = a->seen;
+	r->sampled = a->sampled;
+	r->lost = a->lost;
+	r->interval = a->interval;
+	r->ts = now_ns();
+	ring_commit(&a->prod, r);
+}
+
+static VALUE send_pending(VALUE arg)
+{
+	struct allocs *a = (struct allocs *)arg;
+	/* One at a time from the front: a GC the naming starts still marks those not yet sent. */
+	while (a->npending) {
+		if (a->live)
+			send_sample(a, &a->pending[0]);
+		a->npending--;
+		memmove(&a->pending[0], &a->pending[1], (size_t)a->npending * sizeof(a->pending[0]));
+	}
+	return Qnil;
+}
+
+static void job(void *data)
+{
+	(void)data;
+	struct allocs *a = cur;
+	if (!a || a->in_job)
+		return;
+	a->in_job = 1;
+	int state = 0;
+	rb_protect(send_pending, (VALUE)a, &state);
+	if (state) { /* (nothing here raises: but should naming ever, the program never sees it) */
+		rb_set_errinfo(Qnil);
+		a->lost += (uint64_t)a->npending;
+		a->npending = 0;
+	}
+	a->in_job = 0;
+}
+
+static struct ring_hdr *ring_make(uint64_t size, int *fd, size_t *map_size)
+{
+	*fd = memfd_create("rbscope-allocs", MFD_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	*map_size = ring_map_size(size);
+	if (ftruncate(*fd, (off_t)*map_size) < 0) {
+		close(*fd);
+		return NULL;
+	}
+	struct ring_hdr *h = mmap(NULL, *map_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (h == MAP_FAILED) {
+		close(*fd);
+		return NULL;
+	}
+	h->magic = RING_MAGIC;
+	h->version = RING_VERSION;
+	h->size = size;
+	h->data_off = 4096;
+	return h;
+}
+
+struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
+{
+	if (cur) {
+		*err = rb_str_new_cstr("allocations of this process are being recorded already (one recording at a time)");
+		return NULL;
+	}
+	unsigned long long interval = 0, buffer = 4u << 20;
+	const char *s = strstr(settings, "interval=");
+	if (s)
+		interval = strtoull(s + 9, NULL, 10);
+	if ((s = strstr(settings, "buffer=")))
+		buffer = strtoull(s + 7, NULL, 10);
+	if (!interval || interval > (1ULL << 40) || buffer < 65536 || buffer > (1ULL << 30) || (buffer & (buffer - 1))) {
+		*err = rb_sprintf("bad allocation settings '%s'", settings);
+		return NULL;
+	}
+	struct allocs *a = calloc(1, sizeof(*a));
+	if (!a) {
+		*err = rb_str_new_cstr("out of memory");
+		return NULL;
+	}
+	a->ring = ring_make(buffer, ring_fd, &a->map_size);
+	if (!a->ring) {
+		*err = rb_sprintf("cannot make the allocation ring: %s", strerror(errno));
+		free(a);
+		return NULL;
+	}
+	ring_prod_init(&a->prod, a->ring);
+	a->interval = interval;
+	a->rng = now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)a;
+	if (!a->rng)
+		a->rng = 1;
+	a->countdown = next_gap(a);
+	a->ids = st_init_numtable();
+	a->next_id = 1;
+	a->keep = a->tp = Qnil;
+	cur = a; /* first: holder_mark keeps what is made from here on */
+	a->keep = rb_ary_new();
+	a->tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_hook, a);
+	a->live = 1;
+	a->vm_start = vm_total();
+	send_counts(a, 0);
+	rb_tracepoint_enable(a->tp);
+	*err = rb_sprintf("sampling one allocation in %llu on average", interval);
+	return a;
+}
+
+void allocs_stop(struct allocs *a)
+{
+	rb_tracepoint_disable(a->tp);
+	if (a->live) { /* (not in a fork's child: the ring is its parent's) */
+		job(NULL); /* the samples still waiting */
+		send_counts(a, 1);
+	}
+	a->live = 0;
+	a->npending = 0;
+	cur = NULL;
+	st_free_table(a->ids);
+	munmap(a->ring, a->map_size);
+	free(a);
+}
+
+void allocs_forked(void)
+{
+	/* In the child right after fork: only flags; the hook stays silent until the session is dropped. */
+	if (cur)
+		cur->live = 0;
+}
+
+void allocs_init(void)
+{
+	id_total_allocated = rb_intern("total_allocated_objects");
+	holder = TypedData_Wrap_Struct(0, &holder_type, &cur); /* (not NULL: the GC marks no data object without data) */
+	rb_gc_register_mark_object(holder);
+#ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
+	job_handle = rb_postponed_job_preregister(0, job, NULL);
+#endif
+}

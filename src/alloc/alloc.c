@@ -1,0 +1,213 @@
+/* alloc.c: an allocation profile: the agent's ring of sampled allocations read into a profile. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../agent/trace_print.h"
+#include "../lib/err.h"
+#include "alloc.h"
+
+int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root)
+{
+	memset(r, 0, sizeof(*r));
+	r->h = trace_map_ring(fd, &r->map_len);
+	if (!r->h)
+		return ERR_CORRUPT;
+	ring_cons_init(&r->rc, r->h);
+	map_init(&r->frames);
+	r->p = p;
+	r->threads_root = threads_root;
+	p->kind = PROFILE_ALLOCS;
+	p->keep_samples = p->keep_samples || p->keep_samples_all;
+	return 0;
+}
+
+void alloc_reader_free(struct alloc_reader *r)
+{
+	if (r->h)
+		munmap(r->h, r->map_len);
+	map_free(&r->frames);
+	free(r->names);
+	free(r->stack);
+	memset(r, 0, sizeof(*r));
+}
+
+uint64_t alloc_reader_dropped(const struct alloc_reader *r)
+{
+	return r->h ? __atomic_load_n(&r->h->dropped, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* Name id (agent's) as text name and path of this kind. */
+static int set_name(struct alloc_reader *r, uint32_t id, const char *name, size_t nl, const char *path, size_t pl,
+		    uint32_t kind)
+{
+	if (!id || id > (1u << 26))
+		return ERR_CORRUPT;
+	if (id >= r->nnames) {
+		uint32_t n = r->nnames ? r->nnames : 256;
+		while (n <= id)
+			n *= 2;
+		struct alloc_name *v = realloc(r->names, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + r->nnames, 0, (n - r->nnames) * sizeof(*v));
+		r->names = v;
+		r->nnames = n;
+	}
+	int64_t a = strtab_intern(&r->p->strs, name, nl), b = strtab_intern(&r->p->strs, path, pl);
+	if (a < 0 || b < 0)
+		return a < 0 ? (int)a : (int)b;
+	r->names[id] = (struct alloc_name){ (uint32_t)a, (uint32_t)b, kind, 1 };
+	return 0;
+}
+
+static const struct alloc_name *name_of(const struct alloc_reader *r, uint32_t id)
+{
+	return id < r->nnames && r->names[id].known ? &r->names[id] : NULL;
+}
+
+/* The profile's frame for the agent's frame id at line (path and line another frame's for a C method). */
+static int64_t frame_at(struct alloc_reader *r, const struct alloc_name *n, uint32_t id, uint32_t path, int32_t line)
+{
+	uint64_t key = (uint64_t)id << 32 | (uint32_t)line;
+	uint64_t *hit = map_get(&r->frames, key);
+	if (hit && n->kind != PROFILE_FRAME_CFUNC)
+		return (int64_t)*hit - 1;
+	const struct strtab *s = &r->p->strs;
+	int64_t f = profile_frame(r->p, strtab_get(s, n->name), strtab_get(s, path), line, n->kind);
+	if (f >= 0 && n->kind != PROFILE_FRAME_CFUNC) {
+		int err = map_put(&r->frames, key, (uint64_t)f + 1);
+		if (err)
+			return err;
+	}
+	return f;
+}
+
+static int add_sample(struct alloc_reader *r, const struct ring_alloc *a, const struct ring_alloc_frame *fr)
+{
+	struct profile *p = r->p;
+	const struct alloc_name *cls = name_of(r, a->klass);
+	uint32_t need = a->nframes + 3;
+	if (need > r->stack_cap) {
+		uint32_t *v = realloc(r->stack, need * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->stack = v;
+		r->stack_cap = need;
+	}
+	uint32_t n = 0;
+	if (r->threads_root) {
+		char label[48];
+		snprintf(label, sizeof(label), "thread %u", a->tid);
+		int64_t f = profile_frame(p, label, "", 0, PROFILE_FRAME_THREAD);
+		if (f < 0)
+			return (int)f;
+		r->stack[n++] = (uint32_t)f;
+	}
+	if (a->truncated) {
+		int64_t f = profile_frame(p, "(truncated)", "", 0, PROFILE_FRAME_TRUNCATED);
+		if (f < 0)
+			return (int)f;
+		r->stack[n++] = (uint32_t)f;
+	}
+	/* Outermost first; a C method runs at its caller's line, as in Ruby's own backtraces. */
+	uint32_t path = 0;
+	int32_t line = 0;
+	int have_caller = 0;
+	for (uint32_t i = a->nframes; i-- > 0;) {
+		const struct alloc_name *nm = name_of(r, fr[i].id);
+		if (!nm || nm->kind == PROFILE_FRAME_CLASS) {
+			r->unnamed++;
+			continue;
+		}
+		if (i == a->nframes - 1 && nm->kind == PROFILE_FRAME_RUBY && fr[i].line <= 0)
+			continue; /* the frame Ruby starts the program in (rb_profile_frames gives it, lineless, before 3.3) */
+		if (nm->kind == PROFILE_FRAME_RUBY) {
+			path = nm->path;
+			line = fr[i].line;
+			have_caller = 1;
+		}
+		int64_t f = frame_at(r, nm, fr[i].id, nm->kind == PROFILE_FRAME_RUBY ? nm->path : path,
+				     nm->kind == PROFILE_FRAME_RUBY ? fr[i].line : have_caller ? line : -1);
+		if (f < 0)
+			return (int)f;
+		r->stack[n++] = (uint32_t)f;
+	}
+	int64_t leaf = profile_frame(p, cls && cls->kind == PROFILE_FRAME_CLASS ? strtab_get(&p->strs, cls->name)
+										 : "(unknown class)",
+				     "", 0, PROFILE_FRAME_CLASS);
+	if (leaf < 0)
+		return (int)leaf;
+	r->stack[n++] = (uint32_t)leaf;
+	int64_t st = profile_stack(p, r->stack, n);
+	if (st < 0)
+		return (int)st;
+	int32_t tid = (int32_t)a->tid;
+	int err = profile_thread(p, tid, "");
+	uint64_t t = a->ts > r->t0 ? a->ts - r->t0 : 0;
+	err = err ?: profile_add_alloc(p, (uint32_t)st, t, tid, a->bytes);
+	r->samples++;
+	r->truncated += a->truncated != 0;
+	return err;
+}
+
+static int one(struct alloc_reader *r, const struct ring_rec *rec)
+{
+	size_t len = rec->len;
+	switch (rec->type) {
+	case RING_NAME: {
+		const struct ring_name *nm = (const void *)rec;
+		if (len < sizeof(*nm) || nm->len > len - sizeof(*nm))
+			return ERR_CORRUPT;
+		return set_name(r, nm->id, (const char *)(nm + 1), nm->len, "", 0, PROFILE_FRAME_CLASS);
+	}
+	case RING_FRAME: {
+		const struct ring_frame *fr = (const void *)rec;
+		if (len < sizeof(*fr) || fr->name_len > len - sizeof(*fr) || fr->path_len > len - sizeof(*fr) - fr->name_len)
+			return ERR_CORRUPT;
+		const char *s = (const char *)(fr + 1);
+		return set_name(r, fr->id, s, fr->name_len, s + fr->name_len, fr->path_len,
+				fr->kind == RING_FRAME_CFUNC ? PROFILE_FRAME_CFUNC : PROFILE_FRAME_RUBY);
+	}
+	case RING_ALLOC: {
+		const struct ring_alloc *a = (const void *)rec;
+		if (len < sizeof(*a) || a->nframes > (len - sizeof(*a)) / sizeof(struct ring_alloc_frame))
+			return ERR_CORRUPT;
+		return add_sample(r, a, (const struct ring_alloc_frame *)(a + 1));
+	}
+	case RING_ALLOCS: {
+		const struct ring_allocs *c = (const void *)rec;
+		if (len < sizeof(*c))
+			return ERR_CORRUPT;
+		if (!r->started) {
+			r->first = *c;
+			r->t0 = c->ts;
+			r->started = 1;
+			r->p->alloc_interval = c->interval;
+		}
+		r->last = *c;
+		r->ended = rec->flags & 1;
+		r->p->alloc_total = c->vm_total >= r->first.vm_total ? c->vm_total - r->first.vm_total : 0;
+		return 0;
+	}
+	default:
+		return 0; /* (a newer agent's) */
+	}
+}
+
+long alloc_reader_drain(struct alloc_reader *r)
+{
+	long n = 0;
+	int bad = 0;
+	const struct ring_rec *rec;
+	while (n < ALLOC_DRAIN_BATCH && (rec = ring_peek(&r->rc, &bad))) {
+		int err = one(r, rec);
+		if (err)
+			return err;
+		ring_release(&r->rc, rec);
+		n++;
+	}
+	ring_publish(&r->rc);
+	return bad ? ERR_CORRUPT : n;
+}

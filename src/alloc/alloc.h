@@ -1,0 +1,52 @@
+/* alloc.h: an allocation profile: the agent's ring of sampled allocations (ext/rbscope/alloc.c) read into a profile. */
+#ifndef RBSCOPE_ALLOC_H
+#define RBSCOPE_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../agent/ring.h"
+#include "../profile/profile.h"
+
+/* An agent's name (RING_FRAME or RING_NAME) in the profile's strings. */
+struct alloc_name {
+	uint32_t name, path; /* strtab ids of p */
+	uint32_t kind;       /* PROFILE_FRAME_RUBY, _CFUNC, or _CLASS for a class */
+	uint32_t known;
+};
+
+/*
+ * Reads the ring and adds each sample to the profile (PROFILE_ALLOCS) as the
+ * stack that allocated it, root first, under a leaf naming its class; a C
+ * method at its caller's line, as the walker shows it.
+ */
+struct alloc_reader {
+	struct profile *p;
+	struct ring_hdr *h;
+	size_t map_len;
+	struct ring_cons rc;
+	struct alloc_name *names; /* by the agent's id */
+	uint32_t nnames;
+	struct map frames;        /* agent id << 32 | line -> the profile's frame id + 1 */
+	uint32_t *stack;          /* frame ids being put together */
+	uint32_t stack_cap;
+	int threads_root;         /* a root frame per thread */
+	uint64_t t0;              /* the agent's clock at the start (CLOCK_MONOTONIC) */
+	int started, ended;       /* the first and last RING_ALLOCS seen */
+	struct ring_allocs first, last;
+	uint64_t samples, truncated, unnamed;
+};
+
+/*
+ * Map the ring of memfd fd and make p an allocation profile. 0, or
+ * ERR_AGENT (not a ring this rbscope reads) or -ENOMEM.
+ */
+int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root);
+void alloc_reader_free(struct alloc_reader *r);
+#define ALLOC_DRAIN_BATCH 65536
+/* What the ring holds now, up to ALLOC_DRAIN_BATCH records: how many, or ERR_AGENT if a record is corrupt, -ENOMEM. */
+long alloc_reader_drain(struct alloc_reader *r);
+/* Records the agent could not write, the ring being full (besides the samples it counted lost itself). */
+uint64_t alloc_reader_dropped(const struct alloc_reader *r);
+
+#endif

@@ -1,0 +1,148 @@
+/* record_alloc.c: `rbscope record --mode alloc`: allocations sampled by the process's agent, written as a profile. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../agent/client.h"
+#include "../agent/proto.h"
+#include "../alloc/alloc.h"
+#include "../builtin.h"
+#include "../lib/clock.h"
+#include "../lib/err.h"
+#include "../output/output.h"
+#include "../proc/task.h"
+#include "agent_helpers.h"
+#include "record_alloc.h"
+
+/* agent_cli_stop's reader. */
+static int drain_all(void *ctx)
+{
+	struct alloc_reader *r = ctx;
+	long n;
+	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
+		;
+	return n < 0 ? -1 : 0;
+}
+
+static void status_line(const struct alloc_reader *r, uint64_t elapsed, int final)
+{
+	double secs = (double)elapsed / 1e9;
+	fprintf(stderr, "%srbscope: %llu allocations sampled in %.1fs%s", final ? "" : "\r",
+		(unsigned long long)r->samples, secs, final ? "\n" : "   ");
+}
+
+/* Read the ring until told to stop; 0, or the exit code having said why; *gone if the process went away. */
+static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, struct alloc_reader *r, int *gone)
+{
+	uint64_t start = clock_now_ns(), last_status = 0;
+	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	int tty = isatty(2), idle_ms = 1;
+	while (!builtin_stop && clock_now_ns() < deadline) {
+		long n = alloc_reader_drain(r);
+		if (n < 0)
+			return n == -ENOMEM ? err_report((int)n, "recording allocations")
+					    : (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
+		uint64_t now = clock_now_ns();
+		if (tty && now - last_status > 250000000ULL) {
+			status_line(r, now - start, 0);
+			last_status = now;
+		}
+		if (n == ALLOC_DRAIN_BATCH)
+			continue;
+		/* Read in batches a few milliseconds apart, and notice the process going away (its socket closes). */
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, idle_ms) > 0) {
+			*gone = 1;
+			return 0;
+		}
+		idle_ms = n ? 1 : idle_ms < 16 ? idle_ms * 2 : 16;
+	}
+	return 0;
+}
+
+static int record(const struct record_alloc_opts *o, struct agent_conn *c, struct outfile *out)
+{
+	char settings[96], *reply = NULL;
+	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u", (unsigned long long)o->interval, 8u << 20);
+	int fd = -1;
+	int code = agent_cli_ask(c, o->pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
+				 NULL, &fd);
+	if (code)
+		return code;
+	struct profile p;
+	struct alloc_reader r;
+	int err = profile_init(&p);
+	p.keep_samples_all = o->format->needs_samples;
+	p.keep_samples = o->format->needs_samples;
+	err = err ?: fd < 0 ? ERR_CORRUPT : alloc_reader_init(&r, &p, fd, o->threads);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(reply);
+		profile_free(&p);
+		return err == -ENOMEM ? err_report(err, "recording allocations")
+				      : (error("process %d: the agent's allocation ring is not usable", o->pid), EXIT_AGENT);
+	}
+	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : "");
+	free(reply);
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	p.start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+	p.pid = o->pid;
+	p.by_bytes = o->by_bytes;
+	char cmdline[1024] = "";
+	task_cmdline(o->pid, cmdline, sizeof(cmdline));
+	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
+	const char *v = strstr(c->hello, "ruby ");
+	if (v) {
+		v += 5;
+		p.ruby_version = (uint32_t)strtab_intern(&p.strs, v, strcspn(v, " \n"));
+	}
+	uint64_t t0 = clock_now_ns();
+	int gone = 0;
+	code = read_loop(o, c, &r, &gone);
+	if (!gone && agent_cli_stop(c, code ? NULL : drain_all, &r, &gone) < 0 && !code)
+		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
+	if (!code && drain_all(&r) < 0)
+		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
+	p.duration_ns = clock_now_ns() - t0;
+	if (isatty(2))
+		fputc('\n', stderr);
+	if (!code && !r.samples)
+		fprintf(stderr, "rbscope: process %d: no allocation was sampled: it allocated fewer objects than one "
+			"interval, or none (--interval sets it)\n", o->pid);
+	if (!code) {
+		if (o->output_made)
+			fprintf(stderr, "rbscope: writing %s to %s\n", o->format->name, o->output);
+		code = builtin_write_profile_to(o->format, &p, out);
+	}
+	status_line(&r, p.duration_ns, 1);
+	const struct ring_allocs *e = &r.last;
+	uint64_t estimate = r.samples * (p.alloc_interval ? p.alloc_interval : o->interval);
+	fprintf(stderr,
+		"rbscope: %llu objects allocated (the VM's count%s), %llu estimated from the samples (one in %llu); %llu "
+		"samples lost (the agent behind), %llu dropped (the ring full), %llu stacks truncated\n",
+		(unsigned long long)p.alloc_total, r.ended ? "" : ", up to the last count read",
+		(unsigned long long)estimate, (unsigned long long)(p.alloc_interval ? p.alloc_interval : o->interval),
+		(unsigned long long)e->lost, (unsigned long long)alloc_reader_dropped(&r), (unsigned long long)r.truncated);
+	if (gone)
+		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o->pid);
+	alloc_reader_free(&r);
+	profile_free(&p);
+	return code;
+}
+
+int record_allocs(const struct record_alloc_opts *o, struct outfile *out)
+{
+	struct agent_conn c;
+	int code = agent_cli_connect(&c, o->pid);
+	if (code)
+		return code;
+	code = record(o, &c, out);
+	agent_close(&c);
+	return code;
+}

@@ -1,0 +1,27 @@
+/* record_alloc.h: `rbscope record --mode alloc`: allocations sampled by the process's agent, written as a profile. */
+#ifndef RBSCOPE_RECORD_ALLOC_H
+#define RBSCOPE_RECORD_ALLOC_H
+
+#include <stdint.h>
+
+/* The default mean allocations between two samples (docs/man/rbscope-record.1 says why). */
+#define RECORD_ALLOC_INTERVAL 4096
+#define RECORD_ALLOC_INTERVAL_TEXT "4096"
+
+struct output_format;
+struct outfile;
+
+struct record_alloc_opts {
+	int pid;
+	double duration;
+	uint64_t interval;
+	int threads, by_bytes;
+	const struct output_format *format;
+	const char *output;
+	int output_made;
+};
+
+/* Record until Ctrl-C, the duration or the process's end, and write the profile to out; the exit code. */
+int record_allocs(const struct record_alloc_opts *o, struct outfile *out);
+
+#endif

@@ -1,0 +1,106 @@
+# allocs.sh: `record --mode alloc`, allocations sampled by the agent, on Ruby 3.1 (host), 3.3 and 3.4 (chroots, the
+# gem installed there by agent.sh), with the agent preloaded and loaded by --inject. The reference is the workload's
+# own count of each site's allocations (the VM's counter read around each call, tests/integration/ruby/allocs.rb).
+# Sourced by agent.sh.
+
+# alloc_start VER PRELOAD: allocs.rb on Ruby VER, with the agent loaded from its start if PRELOAD is 1; sets apid.
+alloc_start() {
+	local ver=$1 out=$work/allocs-$1-$2.out req=
+	[ "$2" = 1 ] && req=-rrbscope
+	if [ "$ver" = 3.1 ]; then
+		RUBYLIB="$top/lib:$ext" ruby $req "$top/tests/integration/ruby/allocs.rb" >"$out" 2>&1 &
+	else
+		cp "$top/tests/integration/ruby/allocs.rb" "$aroot/tmp/rbscope-it/"
+		chroot "$aroot" ruby $req /tmp/rbscope-it/allocs.rb >"$out" 2>&1 &
+	fi
+	apid=$!
+	pids="$pids $apid"
+	await_ready "$out" $apid && return 0
+	not_ok "allocs: ruby $ver: the workload did not start: $(head -c 300 "$out")"
+	return 1
+}
+
+# alloc_shares SUMMARY OUT: "planted line class planted' middle class middle' small class small'" (percent):
+# the profile's self share of each site's line and of its class, beside the workload's own shares (its last line).
+# The small site's hash literal is the last line of its method: Ruby 3.1 itself (ObjectSpace.allocation_sourceline)
+# puts such an allocation on the method's `end`, the line after.
+alloc_shares() {
+	local rb=$top/tests/integration/ruby/allocs.rb
+	awk -v out="$2" -v p="$(grep -n 'String.new$' "$rb" | cut -d: -f1)" -v m1="$(grep -n 'x = \[i\]$' "$rb" | cut -d: -f1)" \
+		-v s="$(grep -n '{ i => i }$' "$rb" | cut -d: -f1)" '
+		/^ *[0-9.]+% .*allocs\.rb:[0-9]+$/ { n = $NF; sub(/.*:/, "", n); line[n] = $1 + 0 }
+		/^ *[0-9.]+% +[0-9]+ +[0-9.]+% +[0-9]+  (String|Array|Hash)$/ { cls[$NF] = $1 + 0 }
+		END {
+			while ((getline l < out) > 0) if (l ~ /^shares /) last = l
+			split(last, f, /[ =]/)
+			printf "%.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f %.2f\n", line[p], cls["String"], f[3] * 100,
+				line[m1] + line[m1 + 1], cls["Array"], f[5] * 100, line[s] + line[s + 1], cls["Hash"], f[7] * 100
+		}' "$1"
+}
+
+# alloc_within SHARES PP: every site's line and class share within PP points of the workload's own.
+alloc_within() {
+	echo "$1" | awk -v pp="$2" '{ for (i = 0; i < 3; i++) { w = $(3 * i + 3); if (w <= 0) exit 1
+		for (j = 1; j <= 2; j++) { d = $(3 * i + j) - w; if (d < -pp || d > pp) exit 1 } } }'
+}
+
+for ver in $(rubies_except 2.7); do
+	if [ $ver != 3.1 ]; then
+		aroot=$("$top/scripts/ruby-chroot" $ver 2>"$work/chroot.err") || { skipped "allocs: ruby $ver: no chroot"; continue; }
+		chroot "$aroot" ruby -e 'require "rbscope"' 2>/dev/null || { skipped "allocs: ruby $ver: the gem is not installed"; continue; }
+	fi
+	for preload in 1 0; do
+		how=$([ $preload = 1 ] && echo "the agent preloaded" || echo "--inject")
+		alloc_start $ver $preload || continue
+		rm -f "$work/al.txt" "$work/al.err" "$work/al.col" "$work/al.pb.gz"
+		inj=
+		[ $preload = 0 ] && inj=--inject
+		[ $preload = 0 ] && [ $ver = 3.1 ] && inj="--inject --agent $top/lib:$ext"
+		"$RBSCOPE" record --mode alloc -p $apid -d 3 $inj -f summary-by-line -o "$work/al.txt" 2>"$work/al.err"
+		rc=$?
+		sleep 1.2 # (the workload's next line of shares, covering the recording)
+		shares=$(alloc_shares "$work/al.txt" "$work/allocs-$ver-$preload.out")
+		within=$(alloc_within "$shares" 3 && echo yes)
+		check "allocs: ruby $ver, $how: the planted site's 70% and the others' 20% and 10%, by line and by class, within 3 pp of the workload's own count (line class own: $shares; exit $rc; $(grep -o '[0-9]* allocations sampled' "$work/al.err"))" \
+			test "$rc $within" = "0 yes"
+		check "allocs: ruby $ver, $how: the estimated total within 10% of the VM's own count ($(grep -o '[0-9]* objects allocated.*estimated' "$work/al.err"))" \
+			awk '/objects allocated \(the VM.s count\), [0-9]+ estimated/ { v = $2; e = $8; ok = e > 0.9 * v && e < 1.1 * v } END { exit !ok }' "$work/al.err"
+		if [ $preload = 1 ]; then
+			"$RBSCOPE" record --mode alloc -p $apid -d 1 -o "$work/al.pb.gz" 2>"$work/al2.err"
+			rc=$?
+			go tool pprof -raw "$work/al.pb.gz" >"$work/al.raw" 2>&1
+			check "allocs: ruby $ver: pprof: sample types alloc_objects/count and alloc_space/bytes, period one interval, the planted method and String in it (go tool pprof)" \
+				sh -c "test $rc = 0 && grep -q '^PeriodType: allocations count' '$work/al.raw' && grep -q '^alloc_objects/count alloc_space/bytes' '$work/al.raw' &&
+					grep -q 'alloc_space/bytes' '$work/al.raw' && grep -q ' Object#planted ' '$work/al.raw' && grep -q ' String ' '$work/al.raw'"
+			"$RBSCOPE" record --mode alloc --bytes -p $apid -d 1 -f collapsed -o "$work/al.col" 2>"$work/al3.err"
+			check "allocs: ruby $ver: --bytes: collapsed stacks weighed in bytes, ending in their class" \
+				awk '/;Object#planted .*;String [0-9]+$/ { s += $NF } END { exit !(s > 1000000) }' "$work/al.col"
+		fi
+		sleep 0.5
+		before=$(tail -n 1 "$work/allocs-$ver-$preload.out")
+		sleep 2.2
+		check "allocs: ruby $ver, $how: the process lives on after the recording, its hook gone (a second recording starts)" \
+			sh -c "kill -0 $apid && test \"\$(tail -n 1 '$work/allocs-$ver-$preload.out')\" != '$before' &&
+				'$RBSCOPE' record --mode alloc -p $apid -d 0.3 -f summary -o /dev/null 2>/dev/null"
+		stop_ruby $apid
+	done
+done
+
+ruby -e '$stdout.sync = true; puts "ready"; sleep' >"$work/noagent.out" 2>&1 &
+noagent=$!
+pids="$pids $noagent"
+await_ready "$work/noagent.out" $noagent
+"$RBSCOPE" record --mode alloc -p $noagent -d 1 -o "$work/none.svg" 2>"$work/e"
+rc=$?
+check "allocs: a Ruby without the agent: exit 11 with a hint naming --inject, nothing written" \
+	sh -c "test $rc = 11 && grep -q -- '--inject' '$work/e' && test ! -e '$work/none.svg'"
+stop_ruby $noagent
+"$RBSCOPE" record --mode alloc --interval 0 -p $$ -o "$work/none.txt" 2>"$work/e"
+rc=$?
+check "allocs: --interval 0: exit 2 and why" sh -c "test $rc = 2 && grep -q 'positive number of allocations' '$work/e'"
+"$RBSCOPE" record --interval 100 -p $$ -o "$work/none.txt" 2>"$work/e"
+rc=$?
+check "allocs: --interval without --mode alloc: exit 2" sh -c "test $rc = 2 && grep -q 'goes with --mode alloc' '$work/e'"
+"$RBSCOPE" record --mode alloc --blocking -p $$ -o "$work/none.txt" 2>"$work/e"
+rc=$?
+check "allocs: --mode alloc with --blocking: exit 2 and why" sh -c "test $rc = 2 && grep -q 'does not go with it' '$work/e'"
