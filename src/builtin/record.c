@@ -107,7 +107,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->mode == RECORD_ALLOC) {
 		const char *no = o->command ? "-- COMMAND (give -p PID of a running process)" : o->blocking ? "--blocking"
 			: o->native ? "--native" : o->no_bpf ? "--no-bpf" : o->syscalls ? "--syscalls"
-			: o->subprocesses ? "--subprocesses" : o->raw ? "--raw" : NULL;
+			: o->subprocesses ? "--subprocesses" : NULL;
 		if (no)
 			return error("--mode alloc samples allocations in the process, through its agent: %s does not go "
 				     "with it", no), EXIT_USAGE;
@@ -267,14 +267,18 @@ int cmd_record(int argc, char **argv)
 	}
 	builtin_catch_stop();
 	if (o.mode == RECORD_ALLOC) {
-		if (!o.output && (rc = default_output(&o, &out)))
+		if (!o.output && (rc = default_output(&o, &out))) {
+			outfile_abandon(&raw_out);
 			return rc;
+		}
 		const struct record_alloc_opts ao = {
 			.pid = o.pid, .duration = o.duration, .interval = (uint64_t)o.alloc_interval, .threads = o.threads,
 			.by_bytes = o.by_bytes, .format = o.format, .output = o.output, .output_made = o.output_made,
+			.raw = o.raw,
 		};
-		rc = record_allocs(&ao, &out);
+		rc = record_allocs(&ao, &out, o.raw ? &raw_out : NULL);
 		outfile_abandon(&out);
+		outfile_abandon(&raw_out);
 		return rc;
 	}
 	struct ruby_target t;

@@ -35,10 +35,16 @@ static void status_line(const struct alloc_reader *r, uint64_t elapsed, int fina
 		(unsigned long long)r->samples, secs, final ? "\n" : "   ");
 }
 
-/* Read the ring until told to stop; 0, or the exit code having said why; *gone if the process went away. */
-static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, struct alloc_reader *r, int *gone)
+#define RAW_FLUSH_NS 1000000000ULL /* --raw: written out at least once a second */
+
+/*
+ * Read the ring until told to stop, writing --raw (raw, unless NULL) once a second; 0, or the exit code
+ * having said why; *gone if the process went away.
+ */
+static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, struct alloc_reader *r,
+		     struct raw_writer *raw, int *gone)
 {
-	uint64_t start = clock_now_ns(), last_status = 0;
+	uint64_t start = clock_now_ns(), last_status = 0, last_flush = start;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int tty = isatty(2), idle_ms = 1;
 	while (!builtin_stop && clock_now_ns() < deadline) {
@@ -47,6 +53,12 @@ static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, st
 			return n == -ENOMEM ? err_report((int)n, "recording allocations")
 					    : (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
 		uint64_t now = clock_now_ns();
+		int err;
+		if (raw && now - last_flush >= RAW_FLUSH_NS) {
+			if ((err = raw_writer_flush(raw, r->p, r->p->keep_samples_all)))
+				return err_report(err, "cannot write '%s'", o->raw);
+			last_flush = now;
+		}
 		if (tty && now - last_status > 250000000ULL) {
 			status_line(r, now - start, 0);
 			last_status = now;
@@ -64,7 +76,7 @@ static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, st
 	return 0;
 }
 
-static int record(const struct record_alloc_opts *o, struct agent_conn *c, struct outfile *out)
+static int record(const struct record_alloc_opts *o, struct agent_conn *c, struct outfile *out, struct outfile *raw_out)
 {
 	char settings[96], *reply = NULL;
 	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u", (unsigned long long)o->interval, 8u << 20);
@@ -77,7 +89,7 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	struct alloc_reader r;
 	int err = profile_init(&p);
 	p.keep_samples_all = o->format->needs_samples;
-	p.keep_samples = o->format->needs_samples;
+	p.keep_samples = o->format->needs_samples || raw_out;
 	err = err ?: fd < 0 ? ERR_CORRUPT : alloc_reader_init(&r, &p, fd, o->threads);
 	if (fd >= 0)
 		close(fd);
@@ -104,7 +116,10 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	}
 	uint64_t t0 = clock_now_ns();
 	int gone = 0;
-	code = read_loop(o, c, &r, &gone);
+	struct raw_writer raw = { 0 };
+	if (raw_out && ((code = outfile_begin(raw_out)) || (err = raw_writer_start(&raw, raw_out->f, &p))))
+		code = code ?: err_report(err, "cannot write '%s'", o->raw);
+	code = code ?: read_loop(o, c, &r, raw_out ? &raw : NULL, &gone);
 	if (!gone && agent_cli_stop(c, code ? NULL : drain_all, &r, &gone) < 0 && !code)
 		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
 	if (!code && drain_all(&r) < 0)
@@ -112,6 +127,14 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	p.duration_ns = clock_now_ns() - t0;
 	if (isatty(2))
 		fputc('\n', stderr);
+	if (raw_out && raw_out->f) {
+		if (!code && (err = raw_writer_finish(&raw, &p, 1)))
+			code = err_report(err, "cannot write '%s'", o->raw);
+		raw_writer_free(&raw);
+		if (fclose(raw_out->f) && !code)
+			code = err_report(-errno, "cannot write '%s'", o->raw);
+		raw_out->f = NULL;
+	}
 	if (!code && !r.samples)
 		fprintf(stderr, "rbscope: process %d: no allocation was sampled: it allocated fewer objects than one "
 			"interval, or none (--interval sets it)\n", o->pid);
@@ -136,13 +159,13 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	return code;
 }
 
-int record_allocs(const struct record_alloc_opts *o, struct outfile *out)
+int record_allocs(const struct record_alloc_opts *o, struct outfile *out, struct outfile *raw_out)
 {
 	struct agent_conn c;
 	int code = agent_cli_connect(&c, o->pid);
 	if (code)
 		return code;
-	code = record(o, &c, out);
+	code = record(o, &c, out, raw_out);
 	agent_close(&c);
 	return code;
 }

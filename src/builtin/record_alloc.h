@@ -19,9 +19,13 @@ struct record_alloc_opts {
 	const struct output_format *format;
 	const char *output;
 	int output_made;
+	const char *raw; /* --raw's name, raw_out its file */
 };
 
-/* Record until Ctrl-C, the duration or the process's end, and write the profile to out; the exit code. */
-int record_allocs(const struct record_alloc_opts *o, struct outfile *out);
+/*
+ * Record until Ctrl-C, the duration or the process's end, and write the profile to out (and as it goes to
+ * raw_out, unless NULL); the exit code.
+ */
+int record_allocs(const struct record_alloc_opts *o, struct outfile *out, struct outfile *raw_out);
 
 #endif

@@ -11,6 +11,7 @@ int cmd_report(int argc, char **argv)
 {
 	const char *input = NULL, *output = NULL;
 	const struct output_format *format = NULL;
+	int by_bytes = 0;
 	const struct opt opts[] = {
 		OPT_STRING('i', "input", &input, "RAW", "the raw recording"),
 		BUILTIN_OPT_FORMAT(&format),
@@ -18,6 +19,9 @@ int cmd_report(int argc, char **argv)
 			   "its ending picks the format when -f is not given (default: standard\n"
 			   "output, or RAW's name with the format's ending when that is a terminal)"),
 		BUILTIN_OPT_FLAME,
+		OPT_FLAG(0, "bytes", &by_bytes,
+			 "a recording of allocations (record --mode alloc): weigh stacks by bytes,\n"
+			 "not objects, in the formats that show one value"),
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
@@ -54,6 +58,11 @@ int cmd_report(int argc, char **argv)
 		profile_free(&p);
 		return err_report(err == ERR_BAD_FILE ? ERR_BAD_FILE : err, "cannot read recording '%s'", input);
 	}
+	if (by_bytes && p.kind != PROFILE_ALLOCS) {
+		profile_free(&p);
+		return error("--bytes: '%s' is not a recording of allocations (record --mode alloc)", input), EXIT_USAGE;
+	}
+	p.by_bytes = by_bytes;
 	if (cut_short)
 		fprintf(stderr, "rbscope: note: '%s' ends early (its recording was stopped before it finished): "
 			"%llu samples, %.1f s\n", input, (unsigned long long)profile_total(&p), (double)p.duration_ns / 1e9);

@@ -218,6 +218,9 @@ struct raw_writer {
 	uint32_t frames, stacks, ruby_version, command;
 	uint32_t *thread_names, threads_cap; /* each thread's name as last written (~0: not yet) */
 	int meta;
+	uint64_t *bytes;    /* an allocation profile's: each stack's bytes as written so far */
+	uint32_t bytes_cap;
+	int alloc_meta;     /* its 'A' record written */
 };
 int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p);
 int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples);

@@ -18,6 +18,9 @@
  *   'M' {u32 ruby_version, u32 command} string ids
  *   'D' samples {u64 t_ns, i32 tid, u32 stack}, mostly in time order (the reader sorts them: a
  *       recording of several processes, or a file of an older rbscope, may hold some out of order)
+ *   'A' an allocation profile's {u32 kind, u32 0, u64 alloc_interval, u64 alloc_total}: at the start, and
+ *       again at the end (the last one read stands)
+ *   'B' an allocation profile's bytes {u32 stack, u32 0, u64 bytes}, added to the stacks' since the last 'B'
  *   'E' {u64 duration_ns, errors, torn, dropped}, then "RBSCEND3"
  * A file whose writer was killed ends before 'E' (perhaps inside a record): everything before the
  * end reads. Anything else malformed, wherever it is, makes the whole file unreadable.
@@ -50,6 +53,43 @@ int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p)
 	err = err ?: PUT(f, pid);
 	err = err ?: PUT(f, p->rate_hz);
 	err = err ?: PUT(f, p->start_ns);
+	return err;
+}
+
+/* An allocation profile's 'A' (when meta) and its stacks' bytes added since the last 'B'. */
+static int write_allocs(struct raw_writer *w, const struct profile *p, int meta)
+{
+	struct { uint32_t kind, zero; uint64_t interval, total; } a = { p->kind, 0, p->alloc_interval, p->alloc_total };
+	int err = meta ? record(w->f, 'A', &a, sizeof(a)) : 0;
+	w->alloc_meta |= meta && !err;
+	if (!err && p->nstacks > w->bytes_cap) {
+		uint64_t *v = realloc(w->bytes, p->nstacks * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + w->bytes_cap, 0, (p->nstacks - w->bytes_cap) * sizeof(*v));
+		w->bytes = v;
+		w->bytes_cap = p->nstacks;
+	}
+	struct { uint32_t stack, zero; uint64_t bytes; } *b = NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; !err && i < p->nstacks; i++) {
+		if (p->stacks[i].bytes == w->bytes[i])
+			continue;
+		void *g = realloc(b, (n + 1) * sizeof(*b));
+		if (!g) {
+			err = -ENOMEM;
+			break;
+		}
+		b = g;
+		b[n].stack = i;
+		b[n].zero = 0;
+		b[n++].bytes = p->stacks[i].bytes - w->bytes[i];
+	}
+	if (!err && n)
+		err = record(w->f, 'B', b, (uint64_t)n * sizeof(*b));
+	for (uint32_t i = 0; !err && i < n; i++)
+		w->bytes[b[i].stack] += b[i].bytes;
+	free(b);
 	return err;
 }
 
@@ -104,6 +144,8 @@ int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples)
 		err = record(f, 'D', p->samples + w->samples, (p->nsamples - w->samples) * sizeof(*p->samples));
 	if (!err)
 		w->samples = p->nsamples;
+	if (!err && p->kind == PROFILE_ALLOCS)
+		err = write_allocs(w, p, !w->alloc_meta);
 	if (!err && fflush(f))
 		err = -errno;
 	if (!err && !keep_samples) {
@@ -117,6 +159,8 @@ int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples)
 int raw_writer_finish(struct raw_writer *w, struct profile *p, int keep_samples)
 {
 	int err = raw_writer_flush(w, p, keep_samples);
+	if (!err && p->kind == PROFILE_ALLOCS)
+		err = write_allocs(w, p, 1); /* (the VM's count of allocations, known now) */
 	uint64_t e[4] = { p->duration_ns, p->errors, p->torn, p->dropped };
 	err = err ?: record(w->f, 'E', e, sizeof(e));
 	err = err ?: put(w->f, TRAILER3, 8);
@@ -131,6 +175,8 @@ void raw_writer_free(struct raw_writer *w)
 {
 	free(w->thread_names);
 	w->thread_names = NULL;
+	free(w->bytes);
+	w->bytes = NULL;
 }
 
 static int get(FILE *f, void *p, size_t n)
@@ -353,6 +399,23 @@ static int read_v3(struct profile *p, FILE *f, int keep_samples, int *cut_short,
 				err = err ?: ERR_BAD_FILE;
 			p->ruby_version = m[0];
 			p->command = m[1];
+		} else if (tag == 'A') {
+			struct { uint32_t kind, zero; uint64_t interval, total; } a;
+			if (len != sizeof(a) || (err = get(f, &a, sizeof(a))) || a.kind > PROFILE_ALLOCS)
+				err = err ?: ERR_BAD_FILE;
+			p->kind = a.kind;
+			p->alloc_interval = a.interval;
+			p->alloc_total = a.total;
+		} else if (tag == 'B') {
+			struct { uint32_t stack, zero; uint64_t bytes; } b;
+			if (len % sizeof(b))
+				err = ERR_BAD_FILE;
+			for (uint64_t i = 0; !err && i < len / sizeof(b); i++) {
+				if ((err = get(f, &b, sizeof(b))) || b.stack >= nstacks)
+					err = err ?: ERR_BAD_FILE;
+				else
+					p->stacks[b.stack].bytes += b.bytes;
+			}
 		} else if (tag == 'D' && !keep_samples) {
 			err = count_samples(p, f, len, nstacks, &counted, &last_t, by_thread);
 		} else if (tag == 'D') {

@@ -76,6 +76,24 @@ for ver in $(rubies_except 2.7); do
 			check "allocs: ruby $ver: --bytes: collapsed stacks weighed in bytes, ending in their class" \
 				awk '/;Object#planted .*;String [0-9]+$/ { s += $NF } END { exit !(s > 1000000) }' "$work/al.col"
 		fi
+		if [ $preload = 1 ] && [ $ver = 3.1 ]; then
+			"$RBSCOPE" record --mode alloc -p $apid -d 1.5 -f summary -o "$work/al-direct.txt" --raw "$work/al.raw" 2>/dev/null
+			"$RBSCOPE" report -i "$work/al.raw" -f summary -o "$work/al-report.txt" 2>/dev/null
+			check "allocs: --raw: report's summary of the file is the recording's own (objects, bytes, classes)" \
+				sh -c "grep -q '^allocations: ' '$work/al-report.txt' && cmp -s '$work/al-direct.txt' '$work/al-report.txt'"
+			bad=""
+			for fmt in flamegraph html speedscope firefox pprof callgrind collapsed summary-by-line; do
+				"$RBSCOPE" report -i "$work/al.raw" -f $fmt -o "$work/al.$fmt" 2>/dev/null && test -s "$work/al.$fmt" || bad="$bad $fmt"
+			done
+			ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); exit(j["profiles"].all? { |p| p["unit"] == "none" } && j["profiles"].sum { |p| p["weights"].sum } > 0)' \
+				"$work/al.speedscope" || bad="$bad speedscope-unit"
+			grep -q 'objects allocated (estimated)' "$work/al.flamegraph" || bad="$bad flamegraph-title"
+			grep -q '^events: Objects' "$work/al.callgrind" || bad="$bad callgrind-event"
+			check "allocs: --raw: every format from the file, in objects (failed:${bad:- none})" test -z "$bad"
+			"$RBSCOPE" report -i "$work/al.raw" --bytes -f speedscope -o "$work/al-bytes.json" 2>/dev/null
+			check "allocs: report --bytes: speedscope weighed in bytes" \
+				ruby -rjson -e 'exit(JSON.parse(File.read(ARGV[0]))["profiles"].all? { |p| p["unit"] == "bytes" })' "$work/al-bytes.json"
+		fi
 		sleep 0.5
 		before=$(tail -n 1 "$work/allocs-$ver-$preload.out")
 		sleep 2.2
