@@ -41,8 +41,25 @@ struct pending {
 	int lines[ALLOC_MAX_FRAMES];
 };
 
+/*
+ * `heap live`: sampled objects followed until they are freed (the FREEOBJ
+ * event): an open-addressing table of their addresses (never marked: it must
+ * not keep them) and sample numbers. A freed slot leaves the table before
+ * another object can take the address.
+ */
+#define LIVE_MAX (1u << 22)
+struct livetab {
+	VALUE *keys; /* 0 empty, 1 a removed entry */
+	uint64_t *ids;
+	uint32_t cap, n, used; /* used: entries and removed ones */
+};
+
 struct allocs {
 	volatile int live; /* cleared in a fork's child */
+	int follow;        /* heap live: follow sampled objects until freed */
+	struct livetab lt;
+	VALUE free_tp;
+	uint64_t seq, untracked, frees_lost;
 	int in_job;        /* the job's own allocations are not sampled */
 	struct ring_hdr *ring;
 	struct ring_prod prod;
@@ -73,6 +90,7 @@ static void holder_mark(void *p)
 		return;
 	rb_gc_mark(a->keep);
 	rb_gc_mark(a->tp);
+	rb_gc_mark(a->free_tp);
 	for (int i = 0; i < a->npending; i++) {
 		struct pending *q = &a->pending[i];
 		rb_gc_mark(q->obj);
@@ -278,6 +296,88 @@ static uint32_t class_id(struct allocs *a, const struct pending *q)
 	return id;
 }
 
+static uint32_t live_slot(VALUE v, uint32_t cap)
+{
+	return (uint32_t)(((uint64_t)v >> 3) * 0x9E3779B97F4A7C15ULL >> 32) & (cap - 1);
+}
+
+/* Follow obj as sample id; 0, or -1 when the table is full (the object is then not followed). */
+static int live_put(struct livetab *t, VALUE obj, uint64_t id)
+{
+	if ((t->used + 1) * 4 > t->cap * 3) { /* grow (or clean out removed entries) at 3/4 */
+		uint32_t cap = t->n * 2 + 2 > t->cap / 2 ? t->cap * 2 : t->cap;
+		if (cap < 1024)
+			cap = 1024;
+		if (t->n >= LIVE_MAX)
+			return -1;
+		VALUE *keys = calloc(cap, sizeof(*keys));
+		uint64_t *ids = malloc(cap * sizeof(*ids));
+		if (!keys || !ids) {
+			free(keys);
+			free(ids);
+			return -1;
+		}
+		for (uint32_t i = 0; i < t->cap; i++) {
+			if (t->keys[i] <= 1)
+				continue;
+			uint32_t j = live_slot(t->keys[i], cap);
+			while (keys[j])
+				j = (j + 1) & (cap - 1);
+			keys[j] = t->keys[i];
+			ids[j] = t->ids[i];
+		}
+		free(t->keys);
+		free(t->ids);
+		t->keys = keys;
+		t->ids = ids;
+		t->cap = cap;
+		t->used = t->n;
+	}
+	uint32_t j = live_slot(obj, t->cap);
+	while (t->keys[j] > 1 && t->keys[j] != obj)
+		j = (j + 1) & (t->cap - 1);
+	if (t->keys[j] != obj) {
+		t->used += !t->keys[j];
+		t->n++;
+	}
+	t->keys[j] = obj;
+	t->ids[j] = id;
+	return 0;
+}
+
+/* If obj is followed: forget it, its sample's number in *id, 1. */
+static int live_take(struct livetab *t, VALUE obj, uint64_t *id)
+{
+	if (!t->n)
+		return 0;
+	for (uint32_t j = live_slot(obj, t->cap);; j = (j + 1) & (t->cap - 1)) {
+		if (!t->keys[j])
+			return 0;
+		if (t->keys[j] == obj) {
+			*id = t->ids[j];
+			t->keys[j] = 1;
+			t->n--;
+			return 1;
+		}
+	}
+}
+
+/* A followed object was freed (in the GC's sweep: nothing here may allocate or call Ruby). */
+static void freeobj_hook(VALUE tpval, void *data)
+{
+	struct allocs *a = data;
+	uint64_t id;
+	if (!a->lt.n || !live_take(&a->lt, rb_tracearg_object(rb_tracearg_from_tracepoint(tpval)), &id) || !a->live)
+		return;
+	struct ring_free *r = ring_reserve(&a->prod, sizeof(*r), RING_FREE);
+	if (!r) {
+		a->frees_lost++;
+		return;
+	}
+	r->id = id;
+	ring_commit(&a->prod, r);
+}
+
 static void send_sample(struct allocs *a, const struct pending *q)
 {
 	uint32_t klass = class_id(a, q);
@@ -300,7 +400,10 @@ static void send_sample(struct allocs *a, const struct pending *q)
 	r->bytes = rb_obj_memsize_of(q->obj);
 	r->nframes = (uint32_t)q->nframes;
 	r->truncated = (uint32_t)q->truncated;
+	r->id = ++a->seq;
 	memcpy(r + 1, fr, fbytes);
+	if (a->follow && live_put(&a->lt, q->obj, r->id))
+		a->untracked++;
 	ring_commit(&a->prod, r);
 }
 
@@ -321,6 +424,9 @@ static void send_counts(struct allocs *a, int end)
 	r->lost = a->lost;
 	r->interval = a->interval;
 	r->ts = now_ns();
+	r->live = a->lt.n;
+	r->untracked = a->untracked;
+	r->frees_lost = a->frees_lost;
 	ring_commit(&a->prod, r);
 }
 
@@ -388,6 +494,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 		interval = strtoull(s + 9, NULL, 10);
 	if ((s = strstr(settings, "buffer=")))
 		buffer = strtoull(s + 7, NULL, 10);
+	int follow = strstr(settings, "live=1") != NULL;
 	if (!interval || interval > (1ULL << 40) || buffer < 65536 || buffer > (1ULL << 30) || (buffer & (buffer - 1))) {
 		*err = rb_sprintf("bad allocation settings '%s'", settings);
 		return NULL;
@@ -411,21 +518,29 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	a->countdown = next_gap(a);
 	a->ids = st_init_numtable();
 	a->next_id = 1;
-	a->keep = a->tp = Qnil;
+	a->keep = a->tp = a->free_tp = Qnil;
+	a->follow = follow;
 	cur = a; /* first: holder_mark keeps what is made from here on */
 	a->keep = rb_ary_new();
 	a->tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_hook, a);
+	if (follow)
+		a->free_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, a);
 	a->live = 1;
 	a->vm_start = vm_total();
 	send_counts(a, 0);
 	rb_tracepoint_enable(a->tp);
-	*err = rb_sprintf("sampling one allocation in %llu on average", interval);
+	if (follow)
+		rb_tracepoint_enable(a->free_tp);
+	*err = rb_sprintf("sampling one allocation in %llu on average%s", interval,
+			  follow ? ", each followed until it is freed" : "");
 	return a;
 }
 
 void allocs_stop(struct allocs *a)
 {
 	rb_tracepoint_disable(a->tp);
+	if (a->follow)
+		rb_tracepoint_disable(a->free_tp);
 	if (a->live) { /* (not in a fork's child: the ring is its parent's) */
 		job(NULL); /* the samples still waiting */
 		send_counts(a, 1);
@@ -435,6 +550,8 @@ void allocs_stop(struct allocs *a)
 	cur = NULL;
 	st_free_table(a->ids);
 	munmap(a->ring, a->map_size);
+	free(a->lt.keys);
+	free(a->lt.ids);
 	free(a);
 }
 

@@ -45,6 +45,7 @@ enum ring_type {
 	RING_FRAME = 7,  /* ring_frame: an allocation frame's id, kind, label and path, sent before its first use */
 	RING_ALLOC = 8,  /* ring_alloc: one sampled allocation and the frames that made it */
 	RING_ALLOCS = 9, /* ring_allocs: the allocation counts so far, at the start and the end */
+	RING_FREE = 10,  /* ring_free: a sampled object followed since (heap live) was freed */
 };
 
 struct ring_name {
@@ -116,7 +117,13 @@ struct ring_alloc {
 	uint64_t bytes;   /* its size (ObjectSpace.memsize_of) when the agent named it, soon after */
 	uint32_t nframes; /* frames after the record, innermost first */
 	uint32_t truncated; /* the stack had more frames than were sent */
+	uint64_t id;      /* the sample's number, which its RING_FREE gives when the object is followed */
 	/* struct ring_alloc_frame frames[nframes] */
+};
+
+struct ring_free {
+	struct ring_rec r;
+	uint64_t id;
 };
 
 struct ring_allocs {
@@ -127,6 +134,9 @@ struct ring_allocs {
 	uint64_t lost;     /* samples taken but not sent (the ring full, or too many waiting to be named) */
 	uint64_t interval; /* the mean allocations between samples */
 	uint64_t ts;
+	uint64_t live;     /* sampled objects followed and alive now (0 unless live) */
+	uint64_t untracked; /* sampled objects not followed: the table was full */
+	uint64_t frees_lost; /* frees of followed objects not sent (the ring full): alive for the reader, wrongly */
 };
 
 struct ring_text {

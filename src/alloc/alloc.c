@@ -23,11 +23,20 @@ int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int thr
 	return 0;
 }
 
+void alloc_reader_follow(struct alloc_reader *r)
+{
+	r->follow = 1;
+	map_init(&r->alive);
+}
+
 void alloc_reader_free(struct alloc_reader *r)
 {
 	if (r->h)
 		munmap(r->h, r->map_len);
 	map_free(&r->frames);
+	map_free(&r->alive);
+	free(r->live);
+	free(r->live_bytes);
 	free(r->names);
 	free(r->stack);
 	memset(r, 0, sizeof(*r));
@@ -82,6 +91,46 @@ static int64_t frame_at(struct alloc_reader *r, const struct alloc_name *n, uint
 			return err;
 	}
 	return f;
+}
+
+/* Sample id's object, of stack, is alive. */
+static int follow(struct alloc_reader *r, uint64_t id, uint32_t stack, uint64_t bytes)
+{
+	if (stack >= r->live_cap) {
+		uint32_t n = r->live_cap ? r->live_cap : 64;
+		while (n <= stack)
+			n *= 2;
+		uint64_t *a = realloc(r->live, n * sizeof(*a));
+		if (a)
+			r->live = a;
+		uint64_t *b = a ? realloc(r->live_bytes, n * sizeof(*b)) : NULL;
+		if (!b)
+			return -ENOMEM;
+		r->live_bytes = b;
+		memset(r->live + r->live_cap, 0, (n - r->live_cap) * sizeof(*a));
+		memset(r->live_bytes + r->live_cap, 0, (n - r->live_cap) * sizeof(*b));
+		r->live_cap = n;
+	}
+	if (bytes > UINT32_MAX)
+		bytes = UINT32_MAX;
+	r->live[stack]++;
+	r->live_bytes[stack] += bytes;
+	return map_put(&r->alive, id, (uint64_t)stack << 32 | bytes);
+}
+
+/* Sample id's object was freed. */
+static void unfollow(struct alloc_reader *r, uint64_t id)
+{
+	uint64_t *v = r->follow ? map_get(&r->alive, id) : NULL;
+	if (!v || *v == UINT64_MAX) { /* (a sample never read: the ring was full then) */
+		r->free_unknown++;
+		return;
+	}
+	uint32_t stack = (uint32_t)(*v >> 32);
+	r->live[stack]--;
+	r->live_bytes[stack] -= (uint32_t)*v;
+	*v = UINT64_MAX; /* (the map has no removal: an id is never reused) */
+	r->freed++;
 }
 
 static int add_sample(struct alloc_reader *r, const struct ring_alloc *a, const struct ring_alloc_frame *fr)
@@ -149,6 +198,8 @@ static int add_sample(struct alloc_reader *r, const struct ring_alloc *a, const 
 	err = err ?: profile_add_alloc(p, (uint32_t)st, t, tid, a->bytes);
 	r->samples++;
 	r->truncated += a->truncated != 0;
+	if (!err && r->follow)
+		err = follow(r, a->id, (uint32_t)st, a->bytes);
 	return err;
 }
 
@@ -175,6 +226,13 @@ static int one(struct alloc_reader *r, const struct ring_rec *rec)
 		if (len < sizeof(*a) || a->nframes > (len - sizeof(*a)) / sizeof(struct ring_alloc_frame))
 			return ERR_CORRUPT;
 		return add_sample(r, a, (const struct ring_alloc_frame *)(a + 1));
+	}
+	case RING_FREE: {
+		const struct ring_free *f = (const void *)rec;
+		if (len < sizeof(*f))
+			return ERR_CORRUPT;
+		unfollow(r, f->id);
+		return 0;
 	}
 	case RING_ALLOCS: {
 		const struct ring_allocs *c = (const void *)rec;

@@ -35,6 +35,12 @@ struct alloc_reader {
 	int started, ended;       /* the first and last RING_ALLOCS seen */
 	struct ring_allocs first, last;
 	uint64_t samples, truncated, unnamed;
+	/* heap live: the samples whose objects are alive, and by stack (grown with p's stacks) */
+	int follow;
+	struct map alive;         /* sample id -> stack << 32 | min(bytes, 2^32 - 1) */
+	uint64_t *live, *live_bytes;
+	uint32_t live_cap;
+	uint64_t freed, free_unknown;
 };
 
 /*
@@ -42,6 +48,8 @@ struct alloc_reader {
  * ERR_AGENT (not a ring this rbscope reads) or -ENOMEM.
  */
 int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root);
+/* Follow the samples' objects (the agent asked for live=1): live[stack] and live_bytes[stack] say what is alive. */
+void alloc_reader_follow(struct alloc_reader *r);
 void alloc_reader_free(struct alloc_reader *r);
 #define ALLOC_DRAIN_BATCH 65536
 /* What the ring holds now, up to ALLOC_DRAIN_BATCH records: how many, or ERR_AGENT if a record is corrupt, -ENOMEM. */

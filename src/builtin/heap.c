@@ -15,13 +15,15 @@
 #include "../proc/core.h"
 #include "../ruby/census.h"
 #include "../ruby/target.h"
+#include "heap_live.h"
 
 static const struct opt_cmd heap_cmd = {
 	.usage = "rbscope heap summary DUMP [--by type|class|location|file|gem|generation] [--top N] [--json]\n"
 		 "   or: rbscope heap diff BEFORE AFTER [LATER] [--top N]\n"
 		 "   or: rbscope heap path DUMP ADDRESS\n"
 		 "   or: rbscope heap retained DUMP [--by class|location] [--top N] [--json]\n"
-		 "   or: rbscope heap strings DUMP [--top N] [--json]",
+		 "   or: rbscope heap strings DUMP [--top N] [--json]\n"
+		 "   or: rbscope heap live -p PID [--inject] [-d SECS] [--every SECS] [--top N]",
 	.about = "Analyse a heap dump written by ObjectSpace.dump_all (JSON lines; .gz read as is; - for stdin).\n"
 		 "\n"
 		 "  summary   object counts and memsize per group, largest first (default --by type, --top 20)\n"
@@ -34,6 +36,8 @@ static const struct opt_cmd heap_cmd = {
 		 "            of all that no root reaches except through it (dominator tree); by class or location,\n"
 		 "            a group sums its members that no other member dominates, so nothing counts twice\n"
 		 "  strings   values held by more than one String: copies, bytes wasted (bytesize x (copies - 1))\n"
+		 "  live      (a live process, through its agent) the allocation sites whose sampled objects are\n"
+		 "            alive, looked at again and again: a leak is a site that only grows\n"
 		 "\n"
 		 "Each takes --help for its options.",
 	.after = "In Ruby: require \"objspace\"; ObjectSpace.trace_object_allocations_start (for file:line);\n"
@@ -302,7 +306,7 @@ static int cmd_heap_diff(int argc, char **argv)
 int cmd_heap(int argc, char **argv)
 {
 	if (argc < 2)
-		return error("heap: which analysis? summary, diff, path, retained or strings"), EXIT_USAGE;
+		return error("heap: which analysis? summary, diff, path, retained, strings or live"), EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		opt_usage(stdout, &heap_cmd);
 		return EXIT_OK;
@@ -317,6 +321,8 @@ int cmd_heap(int argc, char **argv)
 		return cmd_heap_retained(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "strings"))
 		return cmd_heap_strings(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "live"))
+		return cmd_heap_live(argc - 1, argv + 1);
 	error("'%s' is not a heap command; see 'rbscope help heap'", argv[1]);
 	return EXIT_USAGE;
 }

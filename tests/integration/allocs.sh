@@ -122,3 +122,52 @@ check "allocs: --interval without --mode alloc: exit 2" sh -c "test $rc = 2 && g
 "$RBSCOPE" record --mode alloc --blocking -p $$ -o "$work/none.txt" 2>"$work/e"
 rc=$?
 check "allocs: --mode alloc with --blocking: exit 2 and why" sh -c "test $rc = 2 && grep -q 'does not go with it' '$work/e'"
+
+# heap live: sampled objects followed until freed. A workload with a planted leak beside churn and a bounded cache
+# (tests/integration/ruby/live.rb): the leak's line is the one site that only grew.
+RUBYLIB="$top/lib:$ext" ruby -rrbscope "$top/tests/integration/ruby/live.rb" >"$work/live.out" 2>&1 &
+lpid=$!
+pids="$pids $lpid"
+if await_ready "$work/live.out" $lpid; then
+	leakline=$(grep -n 'LEAK << ' "$top/tests/integration/ruby/live.rb" | cut -d: -f1)
+	"$RBSCOPE" heap live -p $lpid -d 16 --every 1 --top 5 >"$work/live.txt" 2>"$work/live.err"
+	rc=$?
+	growing=$(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep -c '^  [^ ].*: +[0-9]* objects')
+	check "heap live: the planted leak's line is the one site that only grew, of 16 looks (exit $rc; $(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep '^  [^ ]' | cut -c1-150 | tr '\n' ' '))" \
+		sh -c "test $rc = 0 && test $growing = 1 && sed -n '/^-- sites that only grew/,\$p' '$work/live.txt' | grep -q '^  .*live.rb:$leakline String: +'"
+	check "heap live: a look every second, each with the leak's site on top" \
+		test "$(grep -c '^-- [0-9.]* s: ' "$work/live.txt")" -ge 14
+	check "heap live: the process lives on, its hooks gone (a second heap live starts)" \
+		sh -c "kill -0 $lpid && '$RBSCOPE' heap live -p $lpid -d 0.5 --every 0.2 >/dev/null 2>&1"
+fi
+stop_ruby $lpid
+
+# The same in a real server: Sinatra on Puma (cluster), a route that keeps every order's JSON when RBSCOPE_TEST_LEAK
+# is set, under wrk beside the JSON route; heap live --inject into one worker names the app's line in the stack of
+# the one site that only grew.
+if command -v puma >/dev/null && command -v wrk >/dev/null; then
+	port=$((21000 + $$ % 20000))
+	(cd "$top/tests/integration/apps" && RBSCOPE_TEST_LEAK=1 RBSCOPE_TEST_PORT=$port exec puma -C puma.rb config.ru) \
+		>"$work/puma-leak.out" 2>&1 &
+	ppid=$!
+	pids="$pids $ppid"
+	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/puma-leak.out")" -ge 2 ] && break; sleep 0.1; done
+	w=$(pgrep -P $ppid | head -n 1)
+	wrk -t1 -c4 -d40s "http://127.0.0.1:$port/order" >/dev/null 2>&1 &
+	wk1=$!
+	wrk -t1 -c4 -d40s "http://127.0.0.1:$port/json" >/dev/null 2>&1 &
+	wk2=$!
+	sleep 3 # (warm)
+	appline=$(grep -n 'text = JSON.generate(order)' "$top/tests/integration/apps/app.rb" | cut -d: -f1)
+	"$RBSCOPE" heap live -p $w --inject --agent "$top/lib:$ext" --interval 1024 -d 24 --every 2 --top 5 >"$work/puma-live.txt" 2>"$work/puma-live.err"
+	rc=$?
+	kill $wk1 $wk2 2>/dev/null
+	wait $wk1 $wk2 2>/dev/null
+	sed -n '/^-- sites that only grew/,$p' "$work/puma-live.txt" >"$work/puma-grown.txt"
+	check "heap live: puma worker under wrk, --inject: one site only grew, its stack through the app's leaking line app.rb:$appline (exit $rc; $(grep '^  [^ ]' "$work/puma-grown.txt" | cut -c1-120 | tr '\n' ' '))" \
+		sh -c "test $rc = 0 && test \$(grep -c '^  [^ ].*: +[0-9]* objects' '$work/puma-grown.txt') = 1 && grep -q 'app.rb:$appline)' '$work/puma-grown.txt'"
+	kill $ppid 2>/dev/null
+	wait $ppid 2>/dev/null
+else
+	skipped "heap live: puma or wrk not installed"
+fi

@@ -24,7 +24,7 @@ for cmd in $commands; do
 	check "docs: rbscope-$cmd.1 names the command" sh -c "MANWIDTH=100 man -l '$page' 2>/dev/null | grep -Eq 'rbscope +$cmd'"
 	check "docs: rbscope.1 points to rbscope-$cmd(1)" grep -q "rbscope\\\\-$cmd" "$mandir/rbscope.1"
 	if [ "$cmd" = heap ]; then
-		have=$(for sub in summary diff path retained strings; do help_options heap $sub; done | sort -u)
+		have=$(for sub in summary diff path retained strings live; do help_options heap $sub; done | sort -u)
 	else
 		have=$(help_options "$cmd")
 	fi

@@ -1,5 +1,6 @@
 # app.rb: a small Sinatra app served by Debian's puma in cluster mode for tests/integration/apps.sh: a JSON route
-# (work in Ruby, allocations, a C extension) and a slow one.
+# (work in Ruby, allocations, a C extension), a slow one, and an order route that leaks each order's JSON when
+# RBSCOPE_TEST_LEAK is set (tests/integration/allocs.sh: `heap live` must name its line).
 require "sinatra/base"
 require "json"
 
@@ -14,5 +15,13 @@ class ShopApp < Sinatra::Base
   get "/slow" do
     sleep 0.01
     "ok"
+  end
+
+  ORDERS = []
+  get "/order" do
+    order = { "id" => rand(1000), "items" => ITEMS.sample(3) }
+    text = JSON.generate(order)
+    ORDERS << text if ENV["RBSCOPE_TEST_LEAK"] # the planted leak
+    text.size.to_s
   end
 end

@@ -1,0 +1,113 @@
+/* live.c: `heap live`: the sampled objects still alive, by the site that allocated them, and how each site grows. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../output/output.h"
+#include "live.h"
+
+void live_sites_init(struct live_sites *s)
+{
+	memset(s, 0, sizeof(*s));
+	map_init(&s->index);
+}
+
+void live_sites_free(struct live_sites *s)
+{
+	free(s->v);
+	map_free(&s->index);
+	memset(s, 0, sizeof(*s));
+}
+
+static int by_objects(const void *a, const void *b)
+{
+	const struct live_site *x = a, *y = b;
+	if (x->objects != y->objects)
+		return x->objects < y->objects ? 1 : -1;
+	return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+int live_look(struct live_sites *s, const struct alloc_reader *r)
+{
+	const struct profile *p = r->p;
+	uint64_t every = p->alloc_interval ? p->alloc_interval : 1;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->v[i].objects = s->v[i].bytes = s->v[i].stack_live = 0;
+	for (uint32_t st = 0; st < p->nstacks && st < r->live_cap; st++) {
+		if (!r->live[st])
+			continue;
+		const struct profile_stack *k = &p->stacks[st];
+		if (k->len < 2)
+			continue;
+		uint32_t klass = p->pool[k->start + k->len - 1], where = p->pool[k->start + k->len - 2];
+		uint64_t key = (uint64_t)where << 32 | klass, *hit = map_get(&s->index, key);
+		if (!hit) {
+			if (s->n == s->cap) {
+				uint32_t cap = s->cap ? s->cap * 2 : 64;
+				struct live_site *v = realloc(s->v, cap * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				s->v = v;
+				s->cap = cap;
+			}
+			s->v[s->n] = (struct live_site){ .where = where, .klass = klass };
+			if (map_put(&s->index, key, s->n + 1))
+				return -ENOMEM;
+			hit = map_get(&s->index, key);
+			s->n++;
+		}
+		struct live_site *site = &s->v[*hit - 1];
+		site->objects += r->live[st] * every;
+		site->bytes += r->live_bytes[st] * every;
+		if (r->live[st] > site->stack_live) {
+			site->stack_live = r->live[st];
+			site->stack = st;
+		}
+	}
+	s->looks++;
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct live_site *site = &s->v[i];
+		if (!site->looks)
+			site->first = site->objects;
+		else if (site->objects < site->last)
+			site->shrank++;
+		site->looks++;
+		site->prev = site->looks > 1 ? site->last : 0;
+		site->last = site->objects;
+	}
+	qsort(s->v, s->n, sizeof(*s->v), by_objects);
+	map_clear(&s->index);
+	for (uint32_t i = 0; i < s->n; i++)
+		if (map_put(&s->index, (uint64_t)s->v[i].where << 32 | s->v[i].klass, i + 1))
+			return -ENOMEM;
+	return 0;
+}
+
+void live_site_label(const struct alloc_reader *r, const struct live_site *site, char *out, size_t cap)
+{
+	const struct profile *p = r->p;
+	const struct profile_frame *f = &p->frames[site->where];
+	const char *path = strtab_get(&p->strs, f->path), *cls = strtab_get(&p->strs, p->frames[site->klass].name);
+	if (*path && f->line > 0)
+		snprintf(out, cap, "%s:%d %s", path, f->line, cls);
+	else
+		snprintf(out, cap, "%s %s", strtab_get(&p->strs, f->name), cls);
+}
+
+int live_site_growing(const struct live_site *site, uint64_t interval)
+{
+	/* (by three samples at least: one or two more alive is what any site's sampling noise gives) */
+	return site->looks >= 3 && site->last >= site->first + 3 * interval && !site->shrank;
+}
+
+void live_site_stack(FILE *f, const struct alloc_reader *r, const struct live_site *site, uint32_t depth)
+{
+	const struct profile *p = r->p;
+	const struct profile_stack *k = &p->stacks[site->stack];
+	char label[1200];
+	for (uint32_t j = k->len - 1, n = 0; j-- > 0 && n < depth; n++) { /* (under the class) */
+		output_frame_label(p, p->pool[k->start + j], 1, label, sizeof(label));
+		fprintf(f, "      %s\n", label);
+	}
+}

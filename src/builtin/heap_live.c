@@ -1,0 +1,181 @@
+/* heap_live.c: `rbscope heap live -p PID`: which allocation sites hold objects now, and which keep growing. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../agent/client.h"
+#include "../agent/proto.h"
+#include "../alloc/live.h"
+#include "../builtin.h"
+#include "../lib/clock.h"
+#include "../lib/err.h"
+#include "agent_helpers.h"
+#include "heap_live.h"
+
+struct live_opts {
+	int pid, top, interval;
+	double duration, every;
+};
+
+static int drain_all(void *ctx)
+{
+	struct alloc_reader *r = ctx;
+	long n;
+	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
+		;
+	return n < 0 ? -1 : 0;
+}
+
+static void print_look(const struct live_opts *o, const struct alloc_reader *r, const struct live_sites *s, double secs)
+{
+	const struct ring_allocs *c = &r->last;
+	printf("-- %.1f s: %llu objects sampled and followed, %llu alive (one in %llu)", secs,
+	       (unsigned long long)r->samples, (unsigned long long)(r->samples - r->freed),
+	       (unsigned long long)r->p->alloc_interval);
+	if (c->untracked || c->frees_lost || r->free_unknown)
+		printf("; %llu not followed (the table full), %llu frees not seen (the ring full)",
+		       (unsigned long long)c->untracked, (unsigned long long)(c->frees_lost + r->free_unknown));
+	printf("\n%12s %14s %12s %12s  %s\n", "objects", "bytes", "since last", "since first", "site (allocated at, class)");
+	char label[1200];
+	int shown = 0;
+	for (uint32_t i = 0; i < s->n && shown < o->top; i++) {
+		const struct live_site *site = &s->v[i];
+		if (!site->objects)
+			continue;
+		live_site_label(r, site, label, sizeof(label));
+		printf("%12llu %14llu %+12lld %+12lld  %s\n", (unsigned long long)site->objects, (unsigned long long)site->bytes,
+		       (long long)(site->objects - site->prev), (long long)(site->objects - site->first), label);
+		shown++;
+	}
+	fflush(stdout);
+}
+
+static int parse(int argc, char **argv, struct live_opts *o)
+{
+	*o = (struct live_opts){ .top = 10, .interval = 4096, .every = 10 };
+	const struct opt opts[] = {
+		OPT_PID(&o->pid, "the Ruby process"),
+		AGENT_CLI_OPT_INJECT,
+		OPT_SECONDS('d', "duration", &o->duration, "stop after SECS seconds (default: Ctrl-C or the process exits)"),
+		OPT_SECONDS(0, "every", &o->every, "look every SECS seconds (default 10)"),
+		OPT_INT(0, "top", &o->top, "N", "the N sites holding the most objects (default 10)", 1, 1e6,
+			"a positive number of sites"),
+		OPT_INT(0, "interval", &o->interval, "N", "sample one allocation in N, at random (default 4096)", 1, 1e9,
+			"a positive number of allocations"),
+		OPT_END(),
+	};
+	const struct opt_cmd cmd = {
+		.name = "heap live",
+		.usage = "rbscope heap live -p PID [--inject] [-d SECS] [--every SECS] [--top N] [--interval N]",
+		.about = "Sample the process's allocations (through its agent, as `record --mode alloc`) and follow each\n"
+			 "sampled object until it is freed: every --every seconds, the allocation sites (line and class)\n"
+			 "whose objects are alive, estimated, with how much each grew since the look before and since its\n"
+			 "first. At the end, the sites that only grew, each with its stack: three samples or more at the\n"
+			 "last look than at the first, and fewer at none than at the look before (a leak; a cache that is\n"
+			 "full, or garbage not yet collected, goes up and down).",
+		.opts = opts,
+	};
+	int first, code;
+	if (builtin_parse(&cmd, argc, argv, &first, &code))
+		return code == EXIT_OK ? -1 : code;
+	if ((code = builtin_no_args(argc, argv, first)) || (code = builtin_need_pid(o->pid)))
+		return code;
+	return 0;
+}
+
+static int run(const struct live_opts *o, struct agent_conn *c)
+{
+	char settings[96], *reply = NULL;
+	snprintf(settings, sizeof(settings), "interval=%d buffer=%u live=1", o->interval, 8u << 20);
+	int fd = -1;
+	int code = agent_cli_ask(c, o->pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
+				 NULL, &fd);
+	if (code)
+		return code;
+	struct profile p;
+	struct alloc_reader r;
+	struct live_sites s;
+	live_sites_init(&s);
+	int err = profile_init(&p);
+	err = err ?: fd < 0 ? ERR_CORRUPT : alloc_reader_init(&r, &p, fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(reply);
+		profile_free(&p);
+		return err == -ENOMEM ? err_report(err, "following allocations")
+				      : (error("process %d: the agent's allocation ring is not usable", o->pid), EXIT_AGENT);
+	}
+	alloc_reader_follow(&r);
+	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : "");
+	free(reply);
+	uint64_t start = clock_now_ns(), next = start + (uint64_t)(o->every * 1e9);
+	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+	int gone = 0;
+	while (!builtin_stop && !code) {
+		if (drain_all(&r) < 0) {
+			code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
+			break;
+		}
+		uint64_t now = clock_now_ns();
+		if (now >= next || now >= deadline) {
+			if ((err = live_look(&s, &r)))
+				code = err_report(err, "following allocations");
+			else
+				print_look(o, &r, &s, (double)(now - start) / 1e9);
+			next += (uint64_t)(o->every * 1e9);
+		}
+		if (now >= deadline)
+			break;
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, 10) > 0) {
+			gone = 1;
+			break;
+		}
+	}
+	if (!gone && agent_cli_stop(c, code ? NULL : drain_all, &r, &gone) < 0 && !code)
+		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
+	if (!code) {
+		char label[1200];
+		int n = 0;
+		printf("-- sites that only grew (%u looks):", s.looks);
+		for (uint32_t i = 0; i < s.n && s.looks >= 3; i++) {
+			const struct live_site *site = &s.v[i];
+			if (!live_site_growing(site, p.alloc_interval))
+				continue;
+			live_site_label(&r, site, label, sizeof(label));
+			printf("\n  %s: +%llu objects, %llu alive, allocated by", label,
+			       (unsigned long long)(site->last - site->first), (unsigned long long)site->last);
+			printf(":\n");
+			live_site_stack(stdout, &r, site, 12);
+			n++;
+		}
+		printf("%s\n", s.looks < 3 ? " too few looks to tell (three at least)" : n ? "" : " none");
+		if (fflush(stdout) || ferror(stdout))
+			code = err_report(-EIO, "cannot write the sites");
+	}
+	if (gone)
+		fprintf(stderr, "rbscope: process %d exited\n", o->pid);
+	live_sites_free(&s);
+	alloc_reader_free(&r);
+	profile_free(&p);
+	return code;
+}
+
+int cmd_heap_live(int argc, char **argv)
+{
+	struct live_opts o;
+	int code = parse(argc, argv, &o);
+	if (code)
+		return code < 0 ? EXIT_OK : code;
+	struct agent_conn c;
+	if ((code = agent_cli_connect(&c, o.pid)))
+		return code;
+	builtin_catch_stop();
+	code = run(&o, &c);
+	agent_close(&c);
+	return code;
+}
