@@ -35,6 +35,7 @@ void alloc_reader_free(struct alloc_reader *r)
 		munmap(r->h, r->map_len);
 	map_free(&r->frames);
 	map_free(&r->alive);
+	free(r->followed);
 	free(r->live);
 	free(r->live_bytes);
 	free(r->names);
@@ -111,11 +112,18 @@ static int follow(struct alloc_reader *r, uint64_t id, uint32_t stack, uint64_t 
 		memset(r->live_bytes + r->live_cap, 0, (n - r->live_cap) * sizeof(*b));
 		r->live_cap = n;
 	}
-	if (bytes > UINT32_MAX)
-		bytes = UINT32_MAX;
+	if (r->nfollowed == r->followed_cap) {
+		uint64_t cap = r->followed_cap ? r->followed_cap * 2 : 1024;
+		struct alloc_followed *v = realloc(r->followed, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->followed = v;
+		r->followed_cap = cap;
+	}
+	r->followed[r->nfollowed] = (struct alloc_followed){ stack, r->epoch, bytes, id };
 	r->live[stack]++;
 	r->live_bytes[stack] += bytes;
-	return map_put(&r->alive, id, (uint64_t)stack << 32 | bytes);
+	return map_put(&r->alive, id, ++r->nfollowed);
 }
 
 /* Sample id's object was freed. */
@@ -126,11 +134,31 @@ static void unfollow(struct alloc_reader *r, uint64_t id)
 		r->free_unknown++;
 		return;
 	}
-	uint32_t stack = (uint32_t)(*v >> 32);
-	r->live[stack]--;
-	r->live_bytes[stack] -= (uint32_t)*v;
+	struct alloc_followed *f = &r->followed[*v - 1];
+	r->live[f->stack]--;
+	r->live_bytes[f->stack] -= f->bytes;
+	f->stack = UINT32_MAX;
 	*v = UINT64_MAX; /* (the map has no removal: an id is never reused) */
 	r->freed++;
+}
+
+int alloc_reader_compact(struct alloc_reader *r)
+{
+	uint64_t alive = r->samples - r->freed;
+	if (!r->follow || alive * 2 > r->nfollowed)
+		return 0;
+	uint64_t n = 0;
+	map_clear(&r->alive);
+	for (uint64_t i = 0; i < r->nfollowed; i++) {
+		if (r->followed[i].stack == UINT32_MAX)
+			continue;
+		r->followed[n] = r->followed[i];
+		if (map_put(&r->alive, r->followed[n].id, n + 1))
+			return -ENOMEM;
+		n++;
+	}
+	r->nfollowed = n;
+	return 0;
 }
 
 static int add_sample(struct alloc_reader *r, const struct ring_alloc *a, const struct ring_alloc_frame *fr)

@@ -37,7 +37,13 @@ struct alloc_reader {
 	uint64_t samples, truncated, unnamed;
 	/* heap live: the samples whose objects are alive, and by stack (grown with p's stacks) */
 	int follow;
-	struct map alive;         /* sample id -> stack << 32 | min(bytes, 2^32 - 1) */
+	struct map alive;         /* sample id -> index in followed + 1 (~0 once freed) */
+	struct alloc_followed {
+		uint32_t stack, born; /* born: the epoch it was read in; stack ~0 once freed */
+		uint64_t bytes, id;
+	} *followed;
+	uint64_t nfollowed, followed_cap;
+	uint32_t epoch;           /* bumped by the reader's user (heap live: at each look) */
 	uint64_t *live, *live_bytes;
 	uint32_t live_cap;
 	uint64_t freed, free_unknown;
@@ -50,6 +56,8 @@ struct alloc_reader {
 int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root);
 /* Follow the samples' objects (the agent asked for live=1): live[stack] and live_bytes[stack] say what is alive. */
 void alloc_reader_follow(struct alloc_reader *r);
+/* Forget the followed objects freed (when they are most of them); 0 or -ENOMEM. */
+int alloc_reader_compact(struct alloc_reader *r);
 void alloc_reader_free(struct alloc_reader *r);
 #define ALLOC_DRAIN_BATCH 65536
 /* What the ring holds now, up to ALLOC_DRAIN_BATCH records: how many, or ERR_AGENT if a record is corrupt, -ENOMEM. */

@@ -28,36 +28,57 @@ static int by_objects(const void *a, const void *b)
 	return (x->bytes < y->bytes) - (x->bytes > y->bytes);
 }
 
-int live_look(struct live_sites *s, const struct alloc_reader *r)
+/* The site of stack st (its innermost frame under the class), made if new; NULL on ENOMEM or no such site. */
+static struct live_site *site_of(struct live_sites *s, const struct profile *p, uint32_t st)
+{
+	const struct profile_stack *k = &p->stacks[st];
+	if (k->len < 2)
+		return NULL;
+	uint32_t klass = p->pool[k->start + k->len - 1], where = p->pool[k->start + k->len - 2];
+	uint64_t key = (uint64_t)where << 32 | klass, *hit = map_get(&s->index, key);
+	if (hit)
+		return &s->v[*hit - 1];
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 64;
+		struct live_site *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n] = (struct live_site){ .where = where, .klass = klass };
+	if (map_put(&s->index, key, s->n + 1))
+		return NULL;
+	return &s->v[s->n++];
+}
+
+int live_look(struct live_sites *s, struct alloc_reader *r)
 {
 	const struct profile *p = r->p;
 	uint64_t every = p->alloc_interval ? p->alloc_interval : 1;
+	int err = alloc_reader_compact(r);
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < s->n; i++)
-		s->v[i].objects = s->v[i].bytes = s->v[i].stack_live = 0;
+		s->v[i].objects = s->v[i].bytes = s->v[i].stack_live = s->v[i].old = 0;
+	/* The old ones: followed since before the look before this one (born in an epoch before the last). */
+	for (uint64_t i = 0; i < r->nfollowed; i++) {
+		const struct alloc_followed *f = &r->followed[i];
+		if (f->stack == UINT32_MAX || f->born + 1 >= r->epoch)
+			continue;
+		struct live_site *site = site_of(s, p, f->stack);
+		if (site)
+			site->old += every;
+	}
 	for (uint32_t st = 0; st < p->nstacks && st < r->live_cap; st++) {
 		if (!r->live[st])
 			continue;
-		const struct profile_stack *k = &p->stacks[st];
-		if (k->len < 2)
-			continue;
-		uint32_t klass = p->pool[k->start + k->len - 1], where = p->pool[k->start + k->len - 2];
-		uint64_t key = (uint64_t)where << 32 | klass, *hit = map_get(&s->index, key);
-		if (!hit) {
-			if (s->n == s->cap) {
-				uint32_t cap = s->cap ? s->cap * 2 : 64;
-				struct live_site *v = realloc(s->v, cap * sizeof(*v));
-				if (!v)
-					return -ENOMEM;
-				s->v = v;
-				s->cap = cap;
-			}
-			s->v[s->n] = (struct live_site){ .where = where, .klass = klass };
-			if (map_put(&s->index, key, s->n + 1))
-				return -ENOMEM;
-			hit = map_get(&s->index, key);
-			s->n++;
+		struct live_site *site = site_of(s, p, st);
+		if (!site) {
+			if (p->stacks[st].len < 2)
+				continue;
+			return -ENOMEM;
 		}
-		struct live_site *site = &s->v[*hit - 1];
 		site->objects += r->live[st] * every;
 		site->bytes += r->live_bytes[st] * every;
 		if (r->live[st] > site->stack_live) {
@@ -66,15 +87,22 @@ int live_look(struct live_sites *s, const struct alloc_reader *r)
 		}
 	}
 	s->looks++;
+	r->epoch++;
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct live_site *site = &s->v[i];
 		if (!site->looks)
 			site->first = site->objects;
-		else if (site->objects < site->last)
-			site->shrank++;
 		site->looks++;
 		site->prev = site->looks > 1 ? site->last : 0;
 		site->last = site->objects;
+		if (s->looks < 3)
+			continue; /* (no object is old before the third look) */
+		if (!site->old_looks)
+			site->old_first = site->old;
+		else if (site->old < site->old_last)
+			site->old_shrank++;
+		site->old_looks++;
+		site->old_last = site->old;
 	}
 	qsort(s->v, s->n, sizeof(*s->v), by_objects);
 	map_clear(&s->index);
@@ -98,7 +126,7 @@ void live_site_label(const struct alloc_reader *r, const struct live_site *site,
 int live_site_growing(const struct live_site *site, uint64_t interval)
 {
 	/* (by three samples at least: one or two more alive is what any site's sampling noise gives) */
-	return site->looks >= 3 && site->last >= site->first + 3 * interval && !site->shrank;
+	return site->old_looks >= 3 && site->old_last >= site->old_first + 3 * interval && !site->old_shrank;
 }
 
 void live_site_stack(FILE *f, const struct alloc_reader *r, const struct live_site *site, uint32_t depth)
@@ -110,4 +138,15 @@ void live_site_stack(FILE *f, const struct alloc_reader *r, const struct live_si
 		output_frame_label(p, p->pool[k->start + j], 1, label, sizeof(label));
 		fprintf(f, "      %s\n", label);
 	}
+}
+
+void live_to_profile(struct alloc_reader *r)
+{
+	struct profile *p = r->p;
+	for (uint32_t st = 0; st < p->nstacks; st++) {
+		p->stacks[st].count = st < r->live_cap ? r->live[st] : 0;
+		p->stacks[st].bytes = st < r->live_cap ? r->live_bytes[st] : 0;
+	}
+	p->nsamples = 0;
+	p->alloc_live = 1;
 }

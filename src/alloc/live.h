@@ -16,7 +16,10 @@ struct live_site {
 	uint64_t prev;           /* objects at the look before the last */
 	uint32_t stack;          /* the stack with the most of its objects alive at the last look */
 	uint64_t stack_live;
-	uint32_t looks, shrank;  /* looks it was in; how many of them found fewer than the one before */
+	/* its objects alive that were already followed at the look before the last (garbage not among them) */
+	uint64_t old, old_first, old_last;
+	uint32_t old_looks, old_shrank;
+	uint32_t looks;          /* looks it was in */
 };
 
 /* The sites of a reader, kept from look to look. */
@@ -33,12 +36,18 @@ void live_sites_free(struct live_sites *s);
  * Count what r says is alive by site, and how each site changed since the last look; s->v is then sorted
  * by objects alive, most first. 0 or -ENOMEM.
  */
-int live_look(struct live_sites *s, const struct alloc_reader *r);
+int live_look(struct live_sites *s, struct alloc_reader *r);
 /*
- * A site that only grew: three samples' worth (interval objects each) or more at the last look than at its
- * first, and fewer at none than at the one before.
+ * A site that only grew: of its objects alive at a look that were followed already at the look before (a
+ * leak's are never freed; garbage and a full cache's entries are, and soon), three samples' worth (interval
+ * objects each) or more at the last look than at its first, and fewer at none than at the one before.
  */
 int live_site_growing(const struct live_site *site, uint64_t interval);
+/*
+ * Make r's profile the objects alive now: each stack's samples and bytes those of its followed objects still
+ * alive, no samples in time (heap live's last look, in any format; pprof's inuse_objects and inuse_space).
+ */
+void live_to_profile(struct alloc_reader *r);
 /* "path:line Class" of a site (the frame's own name when it has no file). */
 void live_site_label(const struct alloc_reader *r, const struct live_site *site, char *out, size_t cap);
 /* Print the site's stack (its stack with the most objects alive), innermost first, at most depth frames. */

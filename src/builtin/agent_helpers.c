@@ -10,6 +10,7 @@
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
+#include "../profile/profile.h"
 #include "agent_helpers.h"
 
 int agent_cli_inject;
@@ -109,4 +110,17 @@ int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int
 		}
 	}
 	return 0;
+}
+
+void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c)
+{
+	char cmdline[1024] = "";
+	p->pid = c->pid;
+	task_cmdline(c->pid, cmdline, sizeof(cmdline));
+	p->command = (uint32_t)strtab_intern(&p->strs, cmdline, strlen(cmdline));
+	const char *v = strstr(c->hello, "ruby ");
+	if (v) {
+		v += 5;
+		p->ruby_version = (uint32_t)strtab_intern(&p->strs, v, strcspn(v, " \n"));
+	}
 }

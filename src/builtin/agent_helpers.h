@@ -42,6 +42,9 @@ int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body
  * is corrupt; *gone set if the process went away.
  */
 int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int *gone);
+/* A profile made through c's agent: its pid, command line and Ruby version (from the agent's hello). */
+struct profile;
+void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c);
 /* One request, its answer printed to out; returns the exit code. */
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
 

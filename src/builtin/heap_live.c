@@ -12,12 +12,15 @@
 #include "../builtin.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
+#include "../output/output.h"
 #include "agent_helpers.h"
 #include "heap_live.h"
 
 struct live_opts {
 	int pid, top, interval;
 	double duration, every;
+	const char *output;
+	const struct output_format *format;
 };
 
 static int drain_all(void *ctx)
@@ -65,17 +68,22 @@ static int parse(int argc, char **argv, struct live_opts *o)
 			"a positive number of sites"),
 		OPT_INT(0, "interval", &o->interval, "N", "sample one allocation in N, at random (default 4096)", 1, 1e9,
 			"a positive number of allocations"),
+		OPT_STRING('o', "output", &o->output, "FILE",
+			   "also write what is alive at the end as a profile (pprof: inuse_objects,\n"
+			   "inuse_space); its ending picks the format"),
+		BUILTIN_OPT_FORMAT(&o->format),
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
 		.name = "heap live",
-		.usage = "rbscope heap live -p PID [--inject] [-d SECS] [--every SECS] [--top N] [--interval N]",
+		.usage = "rbscope heap live -p PID [--inject] [-d SECS] [--every SECS] [--top N] [--interval N] [-o FILE]",
 		.about = "Sample the process's allocations (through its agent, as `record --mode alloc`) and follow each\n"
 			 "sampled object until it is freed: every --every seconds, the allocation sites (line and class)\n"
 			 "whose objects are alive, estimated, with how much each grew since the look before and since its\n"
-			 "first. At the end, the sites that only grew, each with its stack: three samples or more at the\n"
-			 "last look than at the first, and fewer at none than at the look before (a leak; a cache that is\n"
-			 "full, or garbage not yet collected, goes up and down).",
+			 "first. At the end, the sites that only grew, each with its stack: counting only the objects\n"
+			 "followed since before the look before (garbage is freed sooner), three samples or more at the\n"
+			 "last look than at the first and fewer at none than at the look before (a leak; a full cache's\n"
+			 "entries are freed as they are replaced).",
 		.opts = opts,
 	};
 	int first, code;
@@ -83,7 +91,9 @@ static int parse(int argc, char **argv, struct live_opts *o)
 		return code == EXIT_OK ? -1 : code;
 	if ((code = builtin_no_args(argc, argv, first)) || (code = builtin_need_pid(o->pid)))
 		return code;
-	return 0;
+	if (o->format && !o->output)
+		return error("-f goes with -o FILE"), EXIT_USAGE;
+	return o->output ? builtin_choose_output(&o->format, &o->output, NULL, NULL, 0) : 0;
 }
 
 static int run(const struct live_opts *o, struct agent_conn *c)
@@ -110,6 +120,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 				      : (error("process %d: the agent's allocation ring is not usable", o->pid), EXIT_AGENT);
 	}
 	alloc_reader_follow(&r);
+	agent_cli_profile_meta(&p, c);
 	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : "");
 	free(reply);
 	uint64_t start = clock_now_ns(), next = start + (uint64_t)(o->every * 1e9);
@@ -147,15 +158,19 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 			if (!live_site_growing(site, p.alloc_interval))
 				continue;
 			live_site_label(&r, site, label, sizeof(label));
-			printf("\n  %s: +%llu objects, %llu alive, allocated by", label,
-			       (unsigned long long)(site->last - site->first), (unsigned long long)site->last);
-			printf(":\n");
+			printf("\n  %s: +%llu objects kept (of those a look old or more), %llu alive, allocated by:\n", label,
+			       (unsigned long long)(site->old_last - site->old_first), (unsigned long long)site->last);
 			live_site_stack(stdout, &r, site, 12);
 			n++;
 		}
 		printf("%s\n", s.looks < 3 ? " too few looks to tell (three at least)" : n ? "" : " none");
 		if (fflush(stdout) || ferror(stdout))
 			code = err_report(-EIO, "cannot write the sites");
+	}
+	if (!code && o->output) {
+		live_to_profile(&r);
+		p.duration_ns = clock_now_ns() - start;
+		code = builtin_write_profile(o->format, &p, o->output);
 	}
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited\n", o->pid);

@@ -14,7 +14,6 @@
 #include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../output/output.h"
-#include "../proc/task.h"
 #include "agent_helpers.h"
 #include "record_alloc.h"
 
@@ -104,16 +103,8 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p.start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-	p.pid = o->pid;
+	agent_cli_profile_meta(&p, c);
 	p.by_bytes = o->by_bytes;
-	char cmdline[1024] = "";
-	task_cmdline(o->pid, cmdline, sizeof(cmdline));
-	p.command = (uint32_t)strtab_intern(&p.strs, cmdline, strlen(cmdline));
-	const char *v = strstr(c->hello, "ruby ");
-	if (v) {
-		v += 5;
-		p.ruby_version = (uint32_t)strtab_intern(&p.strs, v, strcspn(v, " \n"));
-	}
 	uint64_t t0 = clock_now_ns();
 	int gone = 0;
 	struct raw_writer raw = { 0 };

@@ -245,8 +245,9 @@ void flamegraph_title(const struct profile *p, char *out, size_t cap)
 	if (output_options.title)
 		snprintf(out, cap, "%s", output_options.title);
 	else if (p->kind == PROFILE_ALLOCS)
-		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s, %s %s allocated (estimated)", cmd, *cmd ? " " : "",
-			 p->pid, *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, n, profile_unit(p));
+		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s, %s %s %s (estimated)", cmd, *cmd ? " " : "",
+			 p->pid, *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, n, profile_unit(p),
+			 p->alloc_live ? "alive" : "allocated");
 	else
 		snprintf(out, cap, "%s%s(pid %d%s%s) \xe2\x80\x94 %.1f s at %u Hz, %s samples", cmd, *cmd ? " " : "", p->pid,
 			 *ver ? ", Ruby " : "", ver, (double)p->duration_ns / 1e9, p->rate_hz, n);

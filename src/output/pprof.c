@@ -307,8 +307,8 @@ static int pprof_init(struct pprof *pp, const struct profile *p, const struct pp
 	for (int k = 0; k < PROFILE_STATES; k++)
 		pp->s_states[k] = str_add(pp, profile_state_name(k));
 	if (p->kind == PROFILE_ALLOCS) { /* the sample types of Go's heap profile that say what was allocated */
-		pp->s_alloc_objects = str_add(pp, "alloc_objects");
-		pp->s_alloc_space = str_add(pp, "alloc_space");
+		pp->s_alloc_objects = str_add(pp, p->alloc_live ? "inuse_objects" : "alloc_objects");
+		pp->s_alloc_space = str_add(pp, p->alloc_live ? "inuse_space" : "alloc_space");
 		pp->s_bytes = str_add(pp, "bytes");
 		pp->s_allocations = str_add(pp, "allocations");
 		pp->s_class = str_add(pp, "object class");

@@ -227,9 +227,11 @@ static int write_summary(const struct profile *p, FILE *f, int by_line)
 			bytes += profile_stack_bytes(p, i);
 			samples += p->stacks[i].count;
 		}
-		fprintf(f, "allocations: %llu objects, %llu bytes, estimated from %llu samples (one in %llu)", (unsigned long long)objects,
-			(unsigned long long)bytes, (unsigned long long)samples, (unsigned long long)p->alloc_interval);
-		if (p->alloc_total)
+		fprintf(f, "%s: %llu objects, %llu bytes, estimated from %llu samples (one in %llu)",
+			p->alloc_live ? "alive (of the objects allocated while followed)" : "allocations",
+			(unsigned long long)objects, (unsigned long long)bytes, (unsigned long long)samples,
+			(unsigned long long)p->alloc_interval);
+		if (p->alloc_total && !p->alloc_live)
 			fprintf(f, "; the VM counted %llu objects", (unsigned long long)p->alloc_total);
 		fprintf(f, "\nself: %s allocated in the function (or at the line) itself; total: with its callees\n\n",
 			p->by_bytes ? "bytes" : "objects");

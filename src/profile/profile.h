@@ -109,6 +109,7 @@ struct profile {
 	uint64_t alloc_interval; /* PROFILE_ALLOCS: allocations per sample, on average */
 	uint64_t alloc_total;    /* PROFILE_ALLOCS: the VM's own count of allocations while it was recorded, 0 if unknown */
 	int by_bytes;            /* PROFILE_ALLOCS: a writer of one value per stack writes bytes, not objects */
+	int alloc_live;          /* PROFILE_ALLOCS: the samples are of objects still alive (heap live), not of all made */
 	int pid;
 	uint32_t rate_hz;
 	uint64_t duration_ns;

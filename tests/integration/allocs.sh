@@ -130,13 +130,15 @@ lpid=$!
 pids="$pids $lpid"
 if await_ready "$work/live.out" $lpid; then
 	leakline=$(grep -n 'LEAK << ' "$top/tests/integration/ruby/live.rb" | cut -d: -f1)
-	"$RBSCOPE" heap live -p $lpid -d 16 --every 1 --top 5 >"$work/live.txt" 2>"$work/live.err"
+	"$RBSCOPE" heap live -p $lpid -d 16 --every 1 --top 5 -o "$work/live.pb.gz" >"$work/live.txt" 2>"$work/live.err"
 	rc=$?
-	growing=$(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep -c '^  [^ ].*: +[0-9]* objects')
+	growing=$(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep -c '^  [^ ].*: +[0-9]* objects kept')
 	check "heap live: the planted leak's line is the one site that only grew, of 16 looks (exit $rc; $(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep '^  [^ ]' | cut -c1-150 | tr '\n' ' '))" \
 		sh -c "test $rc = 0 && test $growing = 1 && sed -n '/^-- sites that only grew/,\$p' '$work/live.txt' | grep -q '^  .*live.rb:$leakline String: +'"
-	check "heap live: a look every second, each with the leak's site on top" \
-		test "$(grep -c '^-- [0-9.]* s: ' "$work/live.txt")" -ge 14
+	check "heap live: a look every second" test "$(grep -c '^-- [0-9.]* s: ' "$work/live.txt")" -ge 14
+	go tool pprof -raw "$work/live.pb.gz" >"$work/live.raw" 2>&1
+	check "heap live -o: what is alive at the end as pprof's inuse_objects/inuse_space, the leak's method in it (go tool pprof)" \
+		sh -c "grep -q '^inuse_objects/count inuse_space/bytes' '$work/live.raw' && grep -q ' Object#leak ' '$work/live.raw'"
 	check "heap live: the process lives on, its hooks gone (a second heap live starts)" \
 		sh -c "kill -0 $lpid && '$RBSCOPE' heap live -p $lpid -d 0.5 --every 0.2 >/dev/null 2>&1"
 fi
@@ -159,13 +161,13 @@ if command -v puma >/dev/null && command -v wrk >/dev/null; then
 	wk2=$!
 	sleep 3 # (warm)
 	appline=$(grep -n 'text = JSON.generate(order)' "$top/tests/integration/apps/app.rb" | cut -d: -f1)
-	"$RBSCOPE" heap live -p $w --inject --agent "$top/lib:$ext" --interval 1024 -d 24 --every 2 --top 5 >"$work/puma-live.txt" 2>"$work/puma-live.err"
+	"$RBSCOPE" heap live -p $w --inject --agent "$top/lib:$ext" --interval 512 -d 24 --every 2 --top 5 >"$work/puma-live.txt" 2>"$work/puma-live.err"
 	rc=$?
 	kill $wk1 $wk2 2>/dev/null
 	wait $wk1 $wk2 2>/dev/null
 	sed -n '/^-- sites that only grew/,$p' "$work/puma-live.txt" >"$work/puma-grown.txt"
 	check "heap live: puma worker under wrk, --inject: one site only grew, its stack through the app's leaking line app.rb:$appline (exit $rc; $(grep '^  [^ ]' "$work/puma-grown.txt" | cut -c1-120 | tr '\n' ' '))" \
-		sh -c "test $rc = 0 && test \$(grep -c '^  [^ ].*: +[0-9]* objects' '$work/puma-grown.txt') = 1 && grep -q 'app.rb:$appline)' '$work/puma-grown.txt'"
+		sh -c "test $rc = 0 && test \$(grep -c '^  [^ ].*: +[0-9]* objects kept' '$work/puma-grown.txt') = 1 && grep -q 'app.rb:$appline)' '$work/puma-grown.txt'"
 	kill $ppid 2>/dev/null
 	wait $ppid 2>/dev/null
 else
