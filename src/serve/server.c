@@ -14,6 +14,7 @@
 #include "../lib/err.h"
 #include "../lib/http.h"
 #include "../output/output.h"
+#include "allocs.h"
 #include "push.h"
 #include "serve.h"
 
@@ -23,7 +24,7 @@
 #define OUT_MAX (256u << 20)            /* the largest answer (a profile) */
 #define DEFAULT_SECONDS 30              /* Go's default for /debug/pprof/profile */
 
-enum conn_phase { CONN_FREE, CONN_READ, CONN_WAIT, CONN_WRITE };
+enum conn_phase { CONN_FREE, CONN_READ, CONN_WAIT, CONN_WRITE, CONN_ALLOCS };
 
 struct conn {
 	int fd, phase; /* enum conn_phase */
@@ -37,6 +38,8 @@ struct conn {
 	uint64_t from, to;
 	pid_t pid;
 	int cpu;
+	/* CONN_ALLOCS: the process's agent sampling its allocations until to */
+	struct serve_allocs *allocs;
 };
 
 struct server {
@@ -68,6 +71,7 @@ static void conn_close(struct conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
+	serve_allocs_free(c->allocs);
 	buf_free(&c->out);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
@@ -218,6 +222,8 @@ static void index_page(struct server *s, struct conn *c)
 		"rbscope serve: profiles of the Ruby processes it samples, from outside them\n\n"
 		"/debug/pprof/profile?seconds=N[&pid=P]  on-CPU profile (pprof, gzip), like Go's CPU profile\n"
 		"/debug/pprof/wall?seconds=N[&pid=P]     every thread's samples, whatever it was doing\n"
+		"/debug/pprof/allocs?seconds=N&pid=P     allocations sampled by the process's rbscope agent\n"
+		"/debug/pprof/heap?seconds=N&pid=P       what is alive of the objects allocated in those seconds\n"
 		"/metrics                                Prometheus: threads by state, GC, rbscope's own counters\n"
 		"/targets                                the processes sampled (text: pid, state, command)\n";
 	respond(s, c, 200, "text/plain; charset=utf-8", text, sizeof(text) - 1, NULL);
@@ -282,6 +288,53 @@ static void profile_request(struct server *s, struct conn *c, int cpu)
 	c->deadline = UINT64_MAX;
 }
 
+/* An allocation request: the process's agent samples for seconds (finish_allocs answers). */
+static void allocs_request(struct server *s, struct conn *c, int live)
+{
+	long seconds = DEFAULT_SECONDS, pid = 0;
+	if (query_number(c->req.query, "seconds", 1, SERVE_MAX_SECONDS, &seconds) < 0)
+		return respond_text(s, c, 400, 1, "seconds must be a number from 1 to %d", SERVE_MAX_SECONDS);
+	if (query_number(c->req.query, "pid", 1, 0x7fffffff, &pid) <= 0)
+		return respond_text(s, c, 400, 1, "pid=P is needed: the process whose agent samples its allocations");
+	const struct proc_entry *e = procs_find(&s->sm.procs, (pid_t)pid);
+	if (!e || e->state != PROC_LIVE)
+		return respond_text(s, c, 503, 1, "process %ld is not one rbscope serve samples now", pid);
+	char msg[400];
+	int status = serve_allocs_start(&c->allocs, (pid_t)pid, live, msg, sizeof(msg));
+	if (status)
+		return respond_text(s, c, status, 1, "%s", msg);
+	c->phase = CONN_ALLOCS;
+	c->to = clock_now_ns() + (uint64_t)seconds * 1000000000ULL;
+	c->pid = (pid_t)pid;
+	c->deadline = UINT64_MAX;
+}
+
+/* Read the allocation requests' rings; answer those whose time is up (or whose process went away). */
+static void finish_allocs(struct server *s, uint64_t now)
+{
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		if (c->phase != CONN_ALLOCS)
+			continue;
+		if (serve_allocs_drain(c->allocs) < 0) {
+			respond_text(s, c, 503, 1, "process %d went away (or its agent's ring broke)", (int)c->pid);
+			continue;
+		}
+		if (c->to > now)
+			continue;
+		struct buf body = BUF_INIT(OUT_MAX);
+		int err = serve_allocs_finish(c->allocs, &body);
+		if (err)
+			respond_text(s, c, 500, 1, "cannot make the profile: %s", err_message(err));
+		else
+			respond(s, c, 200, "application/octet-stream", body.data, body.len,
+				"Content-Disposition: attachment; filename=\"profile\"\r\n");
+		buf_free(&body);
+		serve_allocs_free(c->allocs);
+		c->allocs = NULL;
+	}
+}
+
 static void route(struct server *s, struct conn *c)
 {
 	const char *path = c->req.path;
@@ -297,7 +350,11 @@ static void route(struct server *s, struct conn *c)
 		return profile_request(s, c, 1);
 	if (!strcmp(path, "/debug/pprof/wall"))
 		return profile_request(s, c, 0);
-	/* Go's other profiles (allocs, block, goroutine, heap, mutex, threadcreate...) have no Ruby meaning here. */
+	if (!strcmp(path, "/debug/pprof/allocs"))
+		return allocs_request(s, c, 0);
+	if (!strcmp(path, "/debug/pprof/heap"))
+		return allocs_request(s, c, 1);
+	/* Go's other profiles (block, goroutine, mutex, threadcreate...) have no Ruby meaning here. */
 	respond_text(s, c, 404, !strncmp(path, "/debug/pprof/", 13), "no such path: %s (see /)", path);
 }
 
@@ -445,7 +502,7 @@ static void poll_until(struct server *s, uint64_t deadline)
 		struct conn *c = &s->conns[idx[k]];
 		if (c->phase == CONN_READ)
 			conn_read(s, c);
-		else if (c->phase == CONN_WAIT)
+		else if (c->phase == CONN_WAIT || c->phase == CONN_ALLOCS)
 			check_waiting(c);
 		if (c->phase == CONN_WRITE)
 			conn_write(c);
@@ -483,6 +540,7 @@ static int serve_ticked(void *ctx, struct sampling *sm, uint64_t now)
 				 (int64_t)sampling_now(sm);
 	}
 	expire(s, clock_now_ns());
+	finish_allocs(s, clock_now_ns());
 	uint64_t keep_from = finish_waits(s, now);
 	push_due(s, now);
 	sampling_keep(sm, keep_from, now); /* (out of memory: kept until the next tick) */

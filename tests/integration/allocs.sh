@@ -173,3 +173,38 @@ if command -v puma >/dev/null && command -v wrk >/dev/null; then
 else
 	skipped "heap live: puma or wrk not installed"
 fi
+
+# serve: /debug/pprof/allocs and /debug/pprof/heap of a served process with the agent, read by go tool pprof; a
+# process without the agent is a 503 that says why.
+if command -v go >/dev/null; then
+	RUBYLIB="$top/lib:$ext" ruby -rrbscope "$top/tests/integration/ruby/live.rb" >"$work/sl.out" 2>&1 &
+	spid=$!
+	ruby -e '$stdout.sync = true; puts "ready"; loop { sleep 0.01 }' >"$work/sn.out" 2>&1 &
+	npid=$!
+	pids="$pids $spid $npid"
+	await_ready "$work/sl.out" $spid && await_ready "$work/sn.out" $npid
+	sport=$((22000 + $$ % 20000))
+	"$RBSCOPE" serve -p $spid -p $npid -l "127.0.0.1:$sport" -r 50 2>"$work/sserve.err" &
+	serve_pid=$!
+	pids="$pids $serve_pid"
+	serve_wait $sport
+	export PPROF_TMPDIR=$work/pprof HOME=$work
+	go tool pprof -raw "http://127.0.0.1:$sport/debug/pprof/allocs?seconds=2&pid=$spid" >"$work/s-allocs.raw" 2>"$work/s-allocs.err"
+	check "serve: /debug/pprof/allocs of a process with the agent: alloc_objects and alloc_space, its sites (go tool pprof)" \
+		sh -c "grep -q '^alloc_objects/count alloc_space/bytes' '$work/s-allocs.raw' && grep -q ' Object#churn ' '$work/s-allocs.raw'"
+	go tool pprof -raw "http://127.0.0.1:$sport/debug/pprof/heap?seconds=3&pid=$spid" >"$work/s-heap.raw" 2>"$work/s-heap.err"
+	check "serve: /debug/pprof/heap: inuse_objects and inuse_space, the leak's method alive in it (go tool pprof)" \
+		sh -c "grep -q '^inuse_objects/count inuse_space/bytes' '$work/s-heap.raw' && grep -q ' Object#leak ' '$work/s-heap.raw'"
+	code=$(curl -s -o "$work/s-none.txt" -w '%{http_code}' --max-time 10 "http://127.0.0.1:$sport/debug/pprof/allocs?seconds=1&pid=$npid")
+	check "serve: /debug/pprof/allocs of a process without the agent: 503 and why ($code: $(head -c 120 "$work/s-none.txt"))" \
+		sh -c "test '$code' = 503 && grep -q 'no rbscope agent\|--inject' '$work/s-none.txt'"
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$sport/debug/pprof/allocs?seconds=1")
+	check "serve: /debug/pprof/allocs without pid: 400" test "$code" = 400
+	check "serve: the served process lives on, and serve too" sh -c "kill -0 $spid && kill -0 $serve_pid"
+	kill $serve_pid 2>/dev/null
+	wait $serve_pid 2>/dev/null
+	stop_ruby $spid
+	stop_ruby $npid
+else
+	skipped "serve allocs: no go (golang-go)"
+fi
