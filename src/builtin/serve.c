@@ -21,7 +21,7 @@ struct serve_args {
 	const char *listen, *token_file, *push, *service;
 	pid_t pids[MAX_PIDS];
 	int npids, all;
-	double rate, push_seconds, duration;
+	double rate, push_seconds, duration, census_seconds;
 };
 
 static int parse_pid(struct opt_parser *p, void *data, const char *arg)
@@ -58,6 +58,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		OPT_STRING(0, "push", &a->push, "URL",
 			   "also send each process's CPU profile to Grafana Pyroscope at URL (its /ingest)"),
 		OPT_SECONDS(0, "push-interval", &a->push_seconds, "push every SECS seconds (default 10)"),
+		OPT_SECONDS(0, "census", &a->census_seconds,
+			    "count each process's heap objects from outside every SECS seconds, for\n"
+			    "/metrics (rbscope_ruby_heap_objects by type; default: never: a census of a\n"
+			    "1 GB heap takes about a second, the process's threads slowed meanwhile)"),
 		OPT_STRING(0, "service", &a->service, "NAME",
 			   "the service name profiles carry (default: each process's OTEL_SERVICE_NAME\n"
 			   "or PYROSCOPE_APPLICATION_NAME, else its command)"),
@@ -81,6 +85,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 		return error("give -p PID (one or more) or --all"), EXIT_USAGE;
 	if (a->push_seconds < 1)
 		return error("--push-interval must be at least 1 second"), EXIT_USAGE;
+	if (a->census_seconds && a->census_seconds < 10)
+		return error("--census must be at least 10 seconds (each census reads the whole heap)"), EXIT_USAGE;
 	return 0;
 }
 
@@ -141,6 +147,7 @@ int cmd_serve(int argc, char **argv)
 	o.token = a.token_file ? token : NULL;
 	o.push_url = a.push;
 	o.push_seconds = a.push_seconds;
+	o.census_seconds = a.census_seconds;
 	o.service = a.service;
 	o.duration = a.duration;
 	o.attach = &builtin_attach_opts;

@@ -91,6 +91,46 @@ static void gc_counters(struct buf *b, const struct procs *f)
 	free(gc);
 }
 
+/* The last census of each live process (--census): objects and their bytes by type, and the census's own cost. */
+static void census_series(struct buf *b, const struct procs *f, const struct serve_counters *c)
+{
+	if (!c->ncensus)
+		return;
+	static const struct {
+		const char *name, *type, *help;
+	} m[] = {
+		{ "rbscope_ruby_heap_objects", "gauge",
+		  "Objects on the Ruby heap by type, at the last census read from outside (serve --census; as ObjectSpace.count_objects)." },
+		{ "rbscope_ruby_heap_object_bytes", "gauge",
+		  "Bytes of those objects by type: their slots, and a String's or Array's own buffer." },
+		{ "rbscope_ruby_heap_census_seconds", "gauge", "How long the last census of the process took (its sampling waited)." },
+		{ "rbscope_ruby_heap_census_timestamp_seconds", "gauge", "When the last census of the process was taken." },
+	};
+	for (int k = 0; k < 4; k++) {
+		head(b, m[k].name, m[k].type, m[k].help);
+		for (int j = 0; j < c->ncensus; j++) {
+			const struct serve_census *z = &c->census[j];
+			const struct proc_entry *e = procs_find(f, z->pid);
+			if (!e || e->state != PROC_LIVE)
+				continue;
+			if (k >= 2) {
+				buf_addf(b, "%s{", m[k].name);
+				proc_labels(b, e);
+				buf_addf(b, "} %.3f\n", k == 2 ? z->seconds : (double)z->at_ns / 1e9);
+				continue;
+			}
+			for (int t = 0; t < SERVE_CENSUS_TYPES; t++) {
+				if (!z->count[t] || !z->type_name[t])
+					continue;
+				buf_addf(b, "%s{", m[k].name);
+				proc_labels(b, e);
+				buf_addf(b, ",type=\"%s\"} %llu\n", z->type_name[t],
+					 (unsigned long long)(k == 0 ? z->count[t] : z->type_bytes[t]));
+			}
+		}
+	}
+}
+
 int serve_metrics(struct buf *b, const struct sampling *sm, const struct serve_counters *c)
 {
 	const struct procs *f = &sm->procs;
@@ -197,5 +237,6 @@ int serve_metrics(struct buf *b, const struct sampling *sm, const struct serve_c
 			buf_addf(b, "} %llu\n", (unsigned long long)f->v[i]->gcs_seen);
 		}
 	gc_counters(b, f);
+	census_series(b, f, c);
 	return 0; /* b's maximum is far above what any number of processes needs */
 }

@@ -22,6 +22,7 @@ struct serve_options {
 	const char *push_url; /* Pyroscope's base URL (its /ingest), NULL for none */
 	const char *service;  /* the name pushed profiles go by (NULL: each process's own) */
 	double push_seconds;
+	double census_seconds; /* a census of each process's heap this often, for /metrics (0: none) */
 	double duration;      /* stop after this long (0: until a signal) */
 	int verbose;
 	const struct ruby_attach_opts *attach;
@@ -36,6 +37,17 @@ struct serve_options {
 int serve_listen(const struct serve_options *o);
 int serve_run(const struct serve_options *o, int listen_fd);
 
+/* A process's last heap census (--census), for /metrics: its objects and their bytes by type. */
+#define SERVE_CENSUS_TYPES 32
+struct serve_census {
+	pid_t pid;
+	uint64_t at_ns;        /* CLOCK_REALTIME when it was taken */
+	double seconds;        /* how long it took (the sampler waited) */
+	uint64_t slots, free, objects, bytes;
+	uint64_t count[SERVE_CENSUS_TYPES], type_bytes[SERVE_CENSUS_TYPES];
+	const char *type_name[SERVE_CENSUS_TYPES]; /* NULL: a type the layout does not name */
+};
+
 /* The Prometheus text exposition of the sampling's state and the server's counters, appended to b. */
 struct serve_counters {
 	uint64_t requests[6]; /* requests by class: 2xx, 400, 401, 404, 503, other */
@@ -43,6 +55,8 @@ struct serve_counters {
 	double build_s, build_max_s; /* making the last profile answered, and the longest since the last scrape */
 	double cpu_s;            /* the server's own CPU time */
 	uint64_t rss_bytes;
+	const struct serve_census *census; /* the processes' last censuses */
+	int ncensus;
 };
 struct buf;
 int serve_metrics(struct buf *b, const struct sampling *sm, const struct serve_counters *c);

@@ -14,6 +14,7 @@
 #include "../lib/err.h"
 #include "../lib/http.h"
 #include "../output/output.h"
+#include "../ruby/census.h"
 #include "allocs.h"
 #include "push.h"
 #include "serve.h"
@@ -51,6 +52,9 @@ struct server {
 	int64_t wall_offset; /* CLOCK_REALTIME - the sampling loop's time, ns */
 	struct pusher push;
 	uint64_t next_push, last_push;
+	struct serve_census *census; /* --census: one per process, the last taken */
+	int ncensus, census_cap;
+	uint64_t next_census;
 };
 
 int serve_listen(const struct serve_options *o)
@@ -529,6 +533,58 @@ static void push_due(struct server *s, uint64_t now)
 	pusher_counts(&s->push, &s->c.pushes, &s->c.push_failures);
 }
 
+/* --census: each live process's heap counted from outside, when due (the sampling waits meanwhile). */
+static void census_due(struct server *s, uint64_t now)
+{
+	if (s->o->census_seconds <= 0 || now < s->next_census)
+		return;
+	s->next_census = now + (uint64_t)(s->o->census_seconds * 1e9);
+	for (int i = 0; i < s->sm.procs.n; i++) {
+		struct proc_entry *e = s->sm.procs.v[i];
+		if (e->state != PROC_LIVE)
+			continue;
+		struct serve_census *z = NULL;
+		for (int j = 0; j < s->ncensus && !z; j++)
+			if (s->census[j].pid == e->pid)
+				z = &s->census[j];
+		if (!z) {
+			if (s->ncensus == s->census_cap) {
+				int cap = s->census_cap ? s->census_cap * 2 : 8;
+				struct serve_census *v = realloc(s->census, (size_t)cap * sizeof(*v));
+				if (!v)
+					return;
+				s->census = v;
+				s->census_cap = cap;
+			}
+			z = &s->census[s->ncensus++];
+			memset(z, 0, sizeof(*z));
+			z->pid = e->pid;
+		}
+		struct census c;
+		uint64_t t0 = clock_now_ns();
+		if (census_take(&e->t, &c)) {
+			census_free(&c);
+			continue; /* (a Ruby whose layout has no heap pages, or gone: its last census stands, if any) */
+		}
+		struct timespec wall;
+		clock_gettime(CLOCK_REALTIME, &wall);
+		z->at_ns = (uint64_t)wall.tv_sec * 1000000000ULL + (uint64_t)wall.tv_nsec;
+		z->seconds = (double)(clock_now_ns() - t0) / 1e9;
+		z->slots = c.slots;
+		z->free = c.free;
+		z->objects = c.objects;
+		z->bytes = c.bytes;
+		for (int t = 0; t < SERVE_CENSUS_TYPES && t < CENSUS_TYPES; t++) {
+			z->count[t] = c.types[t].count;
+			z->type_bytes[t] = c.types[t].bytes;
+			z->type_name[t] = census_type_name(e->t.L, t);
+		}
+		census_free(&c);
+	}
+	s->c.census = s->census;
+	s->c.ncensus = s->ncensus;
+}
+
 /* After each tick: requests whose time is up answered, pushes due made, samples no longer wanted dropped. */
 static int serve_ticked(void *ctx, struct sampling *sm, uint64_t now)
 {
@@ -543,6 +599,7 @@ static int serve_ticked(void *ctx, struct sampling *sm, uint64_t now)
 	finish_allocs(s, clock_now_ns());
 	uint64_t keep_from = finish_waits(s, now);
 	push_due(s, now);
+	census_due(s, now);
 	sampling_keep(sm, keep_from, now); /* (out of memory: kept until the next tick) */
 	return 0;
 }
@@ -599,6 +656,7 @@ int serve_run(const struct serve_options *o, int listen_fd)
 	if (o->push_url)
 		pusher_stop(&s->push);
 	sampling_free(&s->sm);
+	free(s->census);
 	free(s);
 	return 0;
 }

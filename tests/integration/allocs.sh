@@ -184,7 +184,7 @@ if command -v go >/dev/null; then
 	pids="$pids $spid $npid"
 	await_ready "$work/sl.out" $spid && await_ready "$work/sn.out" $npid
 	sport=$((22000 + $$ % 20000))
-	"$RBSCOPE" serve -p $spid -p $npid -l "127.0.0.1:$sport" -r 50 2>"$work/sserve.err" &
+	"$RBSCOPE" serve -p $spid -p $npid -l "127.0.0.1:$sport" -r 50 --census 10 2>"$work/sserve.err" &
 	serve_pid=$!
 	pids="$pids $serve_pid"
 	serve_wait $sport
@@ -200,6 +200,12 @@ if command -v go >/dev/null; then
 		sh -c "test '$code' = 503 && grep -q 'no rbscope agent\|--inject' '$work/s-none.txt'"
 	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$sport/debug/pprof/allocs?seconds=1")
 	check "serve: /debug/pprof/allocs without pid: 400" test "$code" = 400
+	curl -s "http://127.0.0.1:$sport/metrics" >"$work/s-metrics.txt"
+	check "serve --census: /metrics has each process's heap objects and bytes by type, and the census's cost" \
+		sh -c "grep -q '^rbscope_ruby_heap_objects{pid=\"$spid\".*type=\"STRING\"} [1-9]' '$work/s-metrics.txt' &&
+			grep -q '^rbscope_ruby_heap_object_bytes{pid=\"$npid\".*type=\"ARRAY\"} [1-9]' '$work/s-metrics.txt' &&
+			grep -q '^rbscope_ruby_heap_census_seconds{pid=\"$spid\"' '$work/s-metrics.txt' &&
+			{ ! command -v promtool >/dev/null || promtool check metrics <'$work/s-metrics.txt' >/dev/null 2>&1; }"
 	check "serve: the served process lives on, and serve too" sh -c "kill -0 $spid && kill -0 $serve_pid"
 	kill $serve_pid 2>/dev/null
 	wait $serve_pid 2>/dev/null
