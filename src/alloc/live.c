@@ -15,6 +15,8 @@ void live_sites_init(struct live_sites *s)
 
 void live_sites_free(struct live_sites *s)
 {
+	for (uint32_t i = 0; i < s->n; i++)
+		free(s->v[i].old_seen);
 	free(s->v);
 	map_free(&s->index);
 	memset(s, 0, sizeof(*s));
@@ -99,9 +101,13 @@ int live_look(struct live_sites *s, struct alloc_reader *r)
 			continue; /* (no object is old before the third look) */
 		if (!site->old_looks)
 			site->old_first = site->old;
-		else if (site->old < site->old_last)
-			site->old_shrank++;
-		site->old_looks++;
+		if (!(site->old_looks & (site->old_looks - 1))) { /* (a power of two: room for as many again) */
+			uint64_t *v = realloc(site->old_seen, (site->old_looks ? site->old_looks * 2 : 1) * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			site->old_seen = v;
+		}
+		site->old_seen[site->old_looks++] = site->old;
 		site->old_last = site->old;
 	}
 	qsort(s->v, s->n, sizeof(*s->v), by_objects);
@@ -125,8 +131,19 @@ void live_site_label(const struct alloc_reader *r, const struct live_site *site,
 
 int live_site_growing(const struct live_site *site, uint64_t interval)
 {
-	/* (by three samples at least: one or two more alive is what any site's sampling noise gives) */
-	return site->old_looks >= 3 && site->old_last >= site->old_first + 3 * interval && !site->old_shrank;
+	uint32_t n = site->old_looks;
+	/* (three samples more at least: one or two more alive is what any site's sampling noise gives) */
+	if (n < 3 || site->old_last < site->old_first + 3 * interval)
+		return 0;
+	uint64_t floor[3];
+	for (int k = 0; k < 3; k++) {
+		uint32_t a = n * (uint32_t)k / 3, b = n * (uint32_t)(k + 1) / 3;
+		floor[k] = UINT64_MAX;
+		for (uint32_t i = a; i < b; i++)
+			if (site->old_seen[i] < floor[k])
+				floor[k] = site->old_seen[i];
+	}
+	return floor[1] >= floor[0] + interval && floor[2] >= floor[1] + interval;
 }
 
 void live_site_stack(FILE *f, const struct alloc_reader *r, const struct live_site *site, uint32_t depth)

@@ -18,7 +18,8 @@ struct live_site {
 	uint64_t stack_live;
 	/* its objects alive that were already followed at the look before the last (garbage not among them) */
 	uint64_t old, old_first, old_last;
-	uint32_t old_looks, old_shrank;
+	uint32_t old_looks;
+	uint64_t *old_seen;      /* old at each look since the third (old_looks of them) */
 	uint32_t looks;          /* looks it was in */
 };
 
@@ -38,9 +39,11 @@ void live_sites_free(struct live_sites *s);
  */
 int live_look(struct live_sites *s, struct alloc_reader *r);
 /*
- * A site that only grew: of its objects alive at a look that were followed already at the look before (a
- * leak's are never freed; garbage and a full cache's entries are, and soon), three samples' worth (interval
- * objects each) or more at the last look than at its first, and fewer at none than at the one before.
+ * A site that keeps growing: counting its objects alive at a look that were followed already at the look
+ * before (garbage is freed sooner), the least of them in each third of the looks is more, by a sample's worth
+ * (interval objects) at least, than in the third before, and the last look has three samples' worth more
+ * than the first. A leak's floor keeps rising, whatever garbage of the same site a major GC frees now and
+ * then; a full cache's stays, and objects made once and kept a while (a connection's buffers) come in a step.
  */
 int live_site_growing(const struct live_site *site, uint64_t interval);
 /*

@@ -80,10 +80,11 @@ static int parse(int argc, char **argv, struct live_opts *o)
 		.about = "Sample the process's allocations (through its agent, as `record --mode alloc`) and follow each\n"
 			 "sampled object until it is freed: every --every seconds, the allocation sites (line and class)\n"
 			 "whose objects are alive, estimated, with how much each grew since the look before and since its\n"
-			 "first. At the end, the sites that only grew, each with its stack: counting only the objects\n"
-			 "followed since before the look before (garbage is freed sooner), three samples or more at the\n"
-			 "last look than at the first and fewer at none than at the look before (a leak; a full cache's\n"
-			 "entries are freed as they are replaced).",
+			 "first. At the end, the sites that keep growing, each with its stack: counting only the\n"
+			 "objects followed since before the look before (garbage is freed sooner), the least of them in\n"
+			 "each third of the looks above the third's before, and three samples more at the last look than\n"
+			 "at the first (a leak; a full cache's entries are freed as they are replaced, a connection's\n"
+			 "buffers made once come in a step).",
 		.opts = opts,
 	};
 	int first, code;
@@ -152,8 +153,8 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 	if (!code) {
 		char label[1200];
 		int n = 0;
-		printf("-- sites that only grew (%u looks):", s.looks);
-		for (uint32_t i = 0; i < s.n && s.looks >= 3; i++) {
+		printf("-- sites that keep growing (%u looks):", s.looks);
+		for (uint32_t i = 0; i < s.n && s.looks >= 5; i++) {
 			const struct live_site *site = &s.v[i];
 			if (!live_site_growing(site, p.alloc_interval))
 				continue;
@@ -163,7 +164,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 			live_site_stack(stdout, &r, site, 12);
 			n++;
 		}
-		printf("%s\n", s.looks < 3 ? " too few looks to tell (three at least)" : n ? "" : " none");
+		printf("%s\n", s.looks < 5 ? " too few looks to tell (five at least)" : n ? "" : " none");
 		if (fflush(stdout) || ferror(stdout))
 			code = err_report(-EIO, "cannot write the sites");
 	}

@@ -124,7 +124,7 @@ rc=$?
 check "allocs: --mode alloc with --blocking: exit 2 and why" sh -c "test $rc = 2 && grep -q 'does not go with it' '$work/e'"
 
 # heap live: sampled objects followed until freed. A workload with a planted leak beside churn and a bounded cache
-# (tests/integration/ruby/live.rb): the leak's line is the one site that only grew.
+# (tests/integration/ruby/live.rb): the leak's line is the one site that keeps growing.
 RUBYLIB="$top/lib:$ext" ruby -rrbscope "$top/tests/integration/ruby/live.rb" >"$work/live.out" 2>&1 &
 lpid=$!
 pids="$pids $lpid"
@@ -132,9 +132,9 @@ if await_ready "$work/live.out" $lpid; then
 	leakline=$(grep -n 'LEAK << ' "$top/tests/integration/ruby/live.rb" | cut -d: -f1)
 	"$RBSCOPE" heap live -p $lpid -d 16 --every 1 --top 5 -o "$work/live.pb.gz" >"$work/live.txt" 2>"$work/live.err"
 	rc=$?
-	growing=$(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep -c '^  [^ ].*: +[0-9]* objects kept')
-	check "heap live: the planted leak's line is the one site that only grew, of 16 looks (exit $rc; $(sed -n '/^-- sites that only grew/,$p' "$work/live.txt" | grep '^  [^ ]' | cut -c1-150 | tr '\n' ' '))" \
-		sh -c "test $rc = 0 && test $growing = 1 && sed -n '/^-- sites that only grew/,\$p' '$work/live.txt' | grep -q '^  .*live.rb:$leakline String: +'"
+	growing=$(sed -n '/^-- sites that keep growing/,$p' "$work/live.txt" | grep -c '^  [^ ].*: +[0-9]* objects kept')
+	check "heap live: the planted leak's line is the one site that keeps growing, of 16 looks (exit $rc; $(sed -n '/^-- sites that keep growing/,$p' "$work/live.txt" | grep '^  [^ ]' | cut -c1-150 | tr '\n' ' '))" \
+		sh -c "test $rc = 0 && test $growing = 1 && sed -n '/^-- sites that keep growing/,\$p' '$work/live.txt' | grep -q '^  .*live.rb:$leakline String: +'"
 	check "heap live: a look every second" test "$(grep -c '^-- [0-9.]* s: ' "$work/live.txt")" -ge 14
 	go tool pprof -raw "$work/live.pb.gz" >"$work/live.raw" 2>&1
 	check "heap live -o: what is alive at the end as pprof's inuse_objects/inuse_space, the leak's method in it (go tool pprof)" \
@@ -146,7 +146,7 @@ stop_ruby $lpid
 
 # The same in a real server: Sinatra on Puma (cluster), a route that keeps every order's JSON when RBSCOPE_TEST_LEAK
 # is set, under wrk beside the JSON route; heap live --inject into one worker names the app's line in the stack of
-# the one site that only grew.
+# the one site that keeps growing.
 if command -v puma >/dev/null && command -v wrk >/dev/null; then
 	port=$((21000 + $$ % 20000))
 	(cd "$top/tests/integration/apps" && RBSCOPE_TEST_LEAK=1 RBSCOPE_TEST_PORT=$port exec puma -C puma.rb config.ru) \
@@ -165,8 +165,8 @@ if command -v puma >/dev/null && command -v wrk >/dev/null; then
 	rc=$?
 	kill $wk1 $wk2 2>/dev/null
 	wait $wk1 $wk2 2>/dev/null
-	sed -n '/^-- sites that only grew/,$p' "$work/puma-live.txt" >"$work/puma-grown.txt"
-	check "heap live: puma worker under wrk, --inject: one site only grew, its stack through the app's leaking line app.rb:$appline (exit $rc; $(grep '^  [^ ]' "$work/puma-grown.txt" | cut -c1-120 | tr '\n' ' '))" \
+	sed -n '/^-- sites that keep growing/,$p' "$work/puma-live.txt" >"$work/puma-grown.txt"
+	check "heap live: puma worker under wrk, --inject: one site keeps growing, its stack through the app's leaking line app.rb:$appline (exit $rc; $(grep '^  [^ ]' "$work/puma-grown.txt" | cut -c1-120 | tr '\n' ' '))" \
 		sh -c "test $rc = 0 && test \$(grep -c '^  [^ ].*: +[0-9]* objects kept' '$work/puma-grown.txt') = 1 && grep -q 'app.rb:$appline)' '$work/puma-grown.txt'"
 	kill $ppid 2>/dev/null
 	wait $ppid 2>/dev/null

@@ -67,7 +67,7 @@ static void put_counts(struct ring *r, uint64_t vm_total, int end)
 {
 	struct ring_allocs *c = ring_reserve(&r->prod, sizeof(*c), RING_ALLOCS);
 	assert_non_null(c);
-	*c = (struct ring_allocs){ c->r, vm_total, 0, 0, 0, 100, 1000 };
+	*c = (struct ring_allocs){ .r = c->r, .vm_total = vm_total, .interval = 100, .ts = 1000 };
 	c->r.flags = (uint16_t)end;
 	ring_commit(&r->prod, c);
 }
@@ -153,7 +153,7 @@ static void test_bad_records(void **state)
 			ring_commit(&r.prod, f);
 		} else { /* more frames than the record holds */
 			struct ring_alloc *a = ring_reserve(&r.prod, sizeof(*a) + 8, RING_ALLOC);
-			*a = (struct ring_alloc){ a->r, 1, 1, 0, 0, 50, 0 };
+			*a = (struct ring_alloc){ .r = a->r, .tid = 1, .klass = 1, .nframes = 50 };
 			ring_commit(&r.prod, a);
 		}
 		struct profile p;
