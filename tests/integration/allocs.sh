@@ -90,9 +90,30 @@ for ver in $(rubies_except 2.7); do
 			grep -q 'objects allocated (estimated)' "$work/al.flamegraph" || bad="$bad flamegraph-title"
 			grep -q '^events: Objects' "$work/al.callgrind" || bad="$bad callgrind-event"
 			check "allocs: --raw: every format from the file, in objects (failed:${bad:- none})" test -z "$bad"
+			if command -v protoc >/dev/null; then
+				gzip -dc "$work/al.pprof" | protoc --decode perftools.profiles.Profile -I "$top/tests/data" \
+					"$top/tests/data/profile.proto" >"$work/al-pprof.txt" 2>"$work/al-pprof.err"
+				# sample values (objects, bytes) summed, against the summary's estimated totals
+				sums=$(awk '/^sample \{/ { k = 0 } /^  value: / { v[k++ % 2] += $2 } END { printf "%d %d", v[0], v[1] }' "$work/al-pprof.txt")
+				want=$(sed -n 's/^allocations: \([0-9]*\) objects, \([0-9]*\) bytes.*/\1 \2/p' "$work/al-report.txt")
+				check "allocs: pprof decodes with protoc: its samples' objects and bytes add up to the summary's ($sums; $want)" \
+					sh -c "test -n '$want' && test '$sums' = '$want' && grep -q 'alloc_objects' '$work/al-pprof.txt'"
+			fi
 			"$RBSCOPE" report -i "$work/al.raw" --bytes -f speedscope -o "$work/al-bytes.json" 2>/dev/null
 			check "allocs: report --bytes: speedscope weighed in bytes" \
 				ruby -rjson -e 'exit(JSON.parse(File.read(ARGV[0]))["profiles"].all? { |p| p["unit"] == "bytes" })' "$work/al-bytes.json"
+		fi
+		if [ $preload = 1 ]; then
+			"$RBSCOPE" record --mode alloc -p $apid -d 3 -f summary -o "$work/al-first.txt" 2>/dev/null &
+			first=$!
+			sleep 1
+			"$RBSCOPE" record --mode alloc -p $apid -d 1 -f summary -o "$work/al-second.txt" 2>"$work/al-second.err"
+			rc=$?
+			wait $first
+			rc1=$?
+			check "allocs: ruby $ver: a second recording while one runs: exit 12, the agent's reason, nothing written; the first unharmed (exit $rc, $rc1; $(head -c 120 "$work/al-second.err"))" \
+				sh -c "test $rc = 12 && grep -q 'one recording at a time' '$work/al-second.err' && test ! -e '$work/al-second.txt' &&
+					test $rc1 = 0 && grep -q '^allocations: ' '$work/al-first.txt'"
 		fi
 		sleep 0.5
 		before=$(tail -n 1 "$work/allocs-$ver-$preload.out")
@@ -141,6 +162,15 @@ if await_ready "$work/live.out" $lpid; then
 		sh -c "grep -q '^inuse_objects/count inuse_space/bytes' '$work/live.raw' && grep -q ' Object#leak ' '$work/live.raw'"
 	check "heap live: the process lives on, its hooks gone (a second heap live starts)" \
 		sh -c "kill -0 $lpid && '$RBSCOPE' heap live -p $lpid -d 0.5 --every 0.2 >/dev/null 2>&1"
+	# The process exits during a recording: the profile of what was sampled until then, exit 0.
+	"$RBSCOPE" record --mode alloc -p $lpid -d 10 -f summary -o "$work/al-gone.txt" 2>"$work/al-gone.err" &
+	rp=$!
+	sleep 1.5
+	stop_ruby $lpid
+	wait $rp
+	rc=$?
+	check "allocs: the process exits mid-recording: exit 0, the profile of what was sampled, and says so (exit $rc; $(tail -n 1 "$work/al-gone.err"))" \
+		sh -c "test $rc = 0 && grep -q '^allocations: [1-9]' '$work/al-gone.txt' && grep -q 'exited' '$work/al-gone.err'"
 fi
 stop_ruby $lpid
 
