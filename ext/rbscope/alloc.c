@@ -60,6 +60,7 @@ struct allocs {
 	struct livetab lt;
 	VALUE free_tp;
 	uint64_t seq, untracked, frees_lost;
+	uint64_t compact0, compactions; /* GC.stat(:compact_count) at the start; runs since */
 	int in_job;        /* the job's own allocations are not sampled */
 	struct ring_hdr *ring;
 	struct ring_prod prod;
@@ -76,7 +77,7 @@ struct allocs {
 
 static struct allocs *cur; /* one allocation recording per process */
 static VALUE holder;       /* marks cur's VALUEs */
-static ID id_total_allocated;
+static ID id_total_allocated, id_compact_count;
 #ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
 static rb_postponed_job_handle_t job_handle;
 #endif
@@ -407,6 +408,24 @@ static void send_sample(struct allocs *a, const struct pending *q)
 	ring_commit(&a->prod, r);
 }
 
+static VALUE compact_count_body(VALUE unused)
+{
+	(void)unused;
+	return SIZET2NUM(rb_gc_stat(ID2SYM(id_compact_count)));
+}
+
+/* GC.stat(:compact_count), or 0 where this Ruby has no such key (GC.stat raises then). */
+static uint64_t compact_count(void)
+{
+	int state = 0;
+	VALUE v = rb_protect(compact_count_body, Qnil, &state);
+	if (state) {
+		rb_set_errinfo(Qnil);
+		return 0;
+	}
+	return NUM2ULL(v);
+}
+
 static uint64_t vm_total(void)
 {
 	return (uint64_t)rb_gc_stat(ID2SYM(id_total_allocated));
@@ -427,6 +446,7 @@ static void send_counts(struct allocs *a, int end)
 	r->live = a->lt.n;
 	r->untracked = a->untracked;
 	r->frees_lost = a->frees_lost;
+	r->compactions = a->compactions;
 	ring_commit(&a->prod, r);
 }
 
@@ -450,6 +470,14 @@ static void job(void *data)
 	if (!a || a->in_job)
 		return;
 	a->in_job = 1;
+	if (a->follow && a->live) {
+		/* An object GC.compact moves leaves its address behind without a free: say so (heap live warns). */
+		uint64_t n = compact_count() - a->compact0;
+		if (n != a->compactions) {
+			a->compactions = n;
+			send_counts(a, 0);
+		}
+	}
 	int state = 0;
 	rb_protect(send_pending, (VALUE)a, &state);
 	if (state) { /* (nothing here raises: but should naming ever, the program never sees it) */
@@ -527,6 +555,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 		a->free_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, a);
 	a->live = 1;
 	a->vm_start = vm_total();
+	a->compact0 = compact_count();
 	send_counts(a, 0);
 	rb_tracepoint_enable(a->tp);
 	if (follow)
@@ -565,6 +594,7 @@ void allocs_forked(void)
 void allocs_init(void)
 {
 	id_total_allocated = rb_intern("total_allocated_objects");
+	id_compact_count = rb_intern("compact_count");
 	holder = TypedData_Wrap_Struct(0, &holder_type, &cur); /* (not NULL: the GC marks no data object without data) */
 	rb_gc_register_mark_object(holder);
 #ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER

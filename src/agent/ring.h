@@ -127,7 +127,7 @@ struct ring_free {
 };
 
 struct ring_allocs {
-	struct ring_rec r; /* flags: 1 at the end */
+	struct ring_rec r; /* flags: 1 at the end (also sent between, when compactions changes) */
 	uint64_t vm_total; /* GC.stat(:total_allocated_objects) */
 	uint64_t seen;     /* allocations the hook saw since the start */
 	uint64_t sampled;  /* samples taken */
@@ -137,6 +137,7 @@ struct ring_allocs {
 	uint64_t live;     /* sampled objects followed and alive now (0 unless live) */
 	uint64_t untracked; /* sampled objects not followed: the table was full */
 	uint64_t frees_lost; /* frees of followed objects not sent (the ring full): alive for the reader, wrongly */
+	uint64_t compactions; /* GC.compact runs since the start: objects it moved are no longer followed */
 };
 
 struct ring_text {

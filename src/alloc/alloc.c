@@ -273,7 +273,7 @@ static int one(struct alloc_reader *r, const struct ring_rec *rec)
 			r->p->alloc_interval = c->interval;
 		}
 		r->last = *c;
-		r->ended = rec->flags & 1;
+		r->ended |= rec->flags & 1;
 		r->p->alloc_total = c->vm_total >= r->first.vm_total ? c->vm_total - r->first.vm_total : 0;
 		return 0;
 	}

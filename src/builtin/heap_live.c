@@ -38,6 +38,9 @@ static void print_look(const struct live_opts *o, const struct alloc_reader *r, 
 	printf("-- %.1f s: %llu objects sampled and followed, %llu alive (one in %llu)", secs,
 	       (unsigned long long)r->samples, (unsigned long long)(r->samples - r->freed),
 	       (unsigned long long)r->p->alloc_interval);
+	if (c->compactions)
+		printf("; the heap was compacted (GC.compact ran %llu time%s): the objects it moved are no longer followed "
+		       "and read as alive", (unsigned long long)c->compactions, c->compactions == 1 ? "" : "s");
 	if (c->untracked || c->frees_lost || r->free_unknown)
 		printf("; %llu not followed (the table full), %llu frees not seen (the ring full)",
 		       (unsigned long long)c->untracked, (unsigned long long)(c->frees_lost + r->free_unknown));

@@ -174,6 +174,19 @@ if await_ready "$work/live.out" $lpid; then
 fi
 stop_ruby $lpid
 
+# GC.compact moves objects without freeing them: heap live says its figures no longer hold.
+RUBYLIB="$top/lib:$ext" ruby -rrbscope -e '$stdout.sync = true; Thread.new { sleep }; puts "ready"; k = []; i = 0
+	t = Time.now; loop { "t#{i}"; k << "k#{i}" if i % 50 == 0; i += 1; (GC.compact; t = nil) if t && Time.now - t > 2; sleep 0.001 if i % 2000 == 0 }' \
+	>"$work/compact.out" 2>&1 &
+cpid=$!
+pids="$pids $cpid"
+if await_ready "$work/compact.out" $cpid; then
+	"$RBSCOPE" heap live -p $cpid -d 4 --every 1 >"$work/compact.txt" 2>&1
+	check "heap live: GC.compact during it: every look after says the objects moved are no longer followed" \
+		sh -c "grep '^-- 4\.' '$work/compact.txt' | grep -q 'compacted (GC.compact ran 1 time)' && ! grep '^-- 1\.' '$work/compact.txt' | grep -q compacted"
+fi
+stop_ruby $cpid
+
 # The same in a real server: Sinatra on Puma (cluster), a route that keeps every order's JSON when RBSCOPE_TEST_LEAK
 # is set, under wrk beside the JSON route; heap live --inject into one worker names the app's line in the stack of
 # the one site that keeps growing.
