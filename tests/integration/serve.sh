@@ -118,8 +118,11 @@ check "serve: seconds=0 is 400" test "$(status "$u/debug/pprof/profile?seconds=0
 check "serve: seconds=301 is 400" test "$(status "$u/debug/pprof/profile?seconds=301")" = 400
 check "serve: seconds=abc is 400" test "$(status "$u/debug/pprof/profile?seconds=abc")" = 400
 check "serve: pid=x is 400" test "$(status "$u/debug/pprof/profile?pid=x")" = 400
-for path in allocs block goroutine heap mutex threadcreate; do
+for path in block goroutine mutex threadcreate; do
 	check "serve: /debug/pprof/$path (Go only) is 404" test "$(status "$u/debug/pprof/$path")" = 404
+done
+for path in allocs heap; do # (through a process's agent: tests/integration/allocs.sh)
+	check "serve: /debug/pprof/$path without pid=P is 400" test "$(status "$u/debug/pprof/$path?seconds=1")" = 400
 done
 check "serve: POST is 501" test "$(status "$u/metrics" -X POST -d x)" = 501
 check "serve: a 9000-byte header is 431" test "$(status "$u/metrics" -H "X-Big: $(head -c 9000 /dev/zero | tr '\0' a)")" = 431
