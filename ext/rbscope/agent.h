@@ -42,6 +42,9 @@ VALUE serve_run(VALUE self);
 void serve_forked(void);
 
 /* trace.c: hooks and events of one traced connection. */
+/* A memfd named name holding a ring (ring.h) of size bytes of data, mapped; NULL with errno on failure. */
+struct ring_hdr;
+struct ring_hdr *agent_ring_create(const char *name, uint64_t size, int *fd, size_t *map_size);
 struct tracer;
 /* Parse settings, resolve methods, install hooks. NULL and *err (a static or Ruby-owned message) on failure. */
 struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err);

@@ -488,28 +488,6 @@ static void job(void *data)
 	a->in_job = 0;
 }
 
-static struct ring_hdr *ring_make(uint64_t size, int *fd, size_t *map_size)
-{
-	*fd = memfd_create("rbscope-allocs", MFD_CLOEXEC);
-	if (*fd < 0)
-		return NULL;
-	*map_size = ring_map_size(size);
-	if (ftruncate(*fd, (off_t)*map_size) < 0) {
-		close(*fd);
-		return NULL;
-	}
-	struct ring_hdr *h = mmap(NULL, *map_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (h == MAP_FAILED) {
-		close(*fd);
-		return NULL;
-	}
-	h->magic = RING_MAGIC;
-	h->version = RING_VERSION;
-	h->size = size;
-	h->data_off = 4096;
-	return h;
-}
-
 struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 {
 	if (cur) {
@@ -532,7 +510,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 		*err = rb_str_new_cstr("out of memory");
 		return NULL;
 	}
-	a->ring = ring_make(buffer, ring_fd, &a->map_size);
+	a->ring = agent_ring_create("rbscope-allocs", buffer, ring_fd, &a->map_size);
 	if (!a->ring) {
 		*err = rb_sprintf("cannot make the allocation ring: %s", strerror(errno));
 		free(a);

@@ -806,9 +806,9 @@ static void update_global_hooks(void)
 
 /* --- settings and set-up --- */
 
-static struct ring_hdr *ring_create(uint64_t size, int *fd, size_t *map_size)
+struct ring_hdr *agent_ring_create(const char *name, uint64_t size, int *fd, size_t *map_size)
 {
-	*fd = memfd_create("rbscope-ring", MFD_CLOEXEC);
+	*fd = memfd_create(name, MFD_CLOEXEC);
 	if (*fd < 0)
 		return NULL;
 	*map_size = ring_map_size(size);
@@ -910,7 +910,7 @@ struct tracer *tracer_start(const char *settings, int *ring_fd, VALUE *err)
 	t->slow_ns = NUM2ULL(rb_hash_aref(plan, ID2SYM(rb_intern("slow_ns"))));
 	t->emit_calls = t->firehose && !t->slow_ns;
 	uint64_t size = NUM2ULL(rb_hash_aref(plan, ID2SYM(rb_intern("buffer"))));
-	t->ring = ring_create(size, ring_fd, &t->map_size);
+	t->ring = agent_ring_create("rbscope-ring", size, ring_fd, &t->map_size);
 	if (!t->ring) {
 		*err = rb_sprintf("cannot make the event ring: %s", strerror(errno));
 		free(t);

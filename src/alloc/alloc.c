@@ -297,3 +297,11 @@ long alloc_reader_drain(struct alloc_reader *r)
 	ring_publish(&r->rc);
 	return bad ? ERR_CORRUPT : n;
 }
+
+int alloc_reader_drain_all(struct alloc_reader *r)
+{
+	long n;
+	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
+		;
+	return n < 0 ? (int)n : 0;
+}

@@ -62,6 +62,8 @@ void alloc_reader_free(struct alloc_reader *r);
 #define ALLOC_DRAIN_BATCH 65536
 /* What the ring holds now, up to ALLOC_DRAIN_BATCH records: how many, or ERR_AGENT if a record is corrupt, -ENOMEM. */
 long alloc_reader_drain(struct alloc_reader *r);
+/* All the ring holds now, batch after batch: 0, ERR_CORRUPT or -ENOMEM. */
+int alloc_reader_drain_all(struct alloc_reader *r);
 /* Records the agent could not write, the ring being full (besides the samples it counted lost itself). */
 uint64_t alloc_reader_dropped(const struct alloc_reader *r);
 

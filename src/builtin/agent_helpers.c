@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../agent/client.h"
 #include "../agent/proto.h"
+#include "../alloc/alloc.h"
 #include "../builtin.h"
 #include "../lib/err.h"
 #include "../proc/task.h"
@@ -123,4 +125,31 @@ void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c)
 		v += 5;
 		p->ruby_version = (uint32_t)strtab_intern(&p->strs, v, strcspn(v, " \n"));
 	}
+}
+
+int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, int live, struct profile *p, struct alloc_reader *r,
+		     int threads_root)
+{
+	char settings[96], *reply = NULL;
+	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u%s", (unsigned long long)interval, 8u << 20,
+		 live ? " live=1" : "");
+	int fd = -1;
+	int code = agent_cli_ask(c, pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
+				 NULL, &fd);
+	if (code)
+		return code;
+	int err = fd < 0 ? ERR_CORRUPT : alloc_reader_init(r, p, fd, threads_root);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(reply);
+		return err == -ENOMEM ? err_report(err, "sampling allocations")
+				      : (error("process %d: the agent's allocation ring is not usable", pid), EXIT_AGENT);
+	}
+	if (live)
+		alloc_reader_follow(r);
+	agent_cli_profile_meta(p, c);
+	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", pid, reply ? reply : "");
+	free(reply);
+	return 0;
 }

@@ -25,11 +25,7 @@ struct live_opts {
 
 static int drain_all(void *ctx)
 {
-	struct alloc_reader *r = ctx;
-	long n;
-	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
-		;
-	return n < 0 ? -1 : 0;
+	return alloc_reader_drain_all(ctx) < 0 ? -1 : 0;
 }
 
 static void print_look(const struct live_opts *o, const struct alloc_reader *r, const struct live_sites *s, double secs)
@@ -102,31 +98,18 @@ static int parse(int argc, char **argv, struct live_opts *o)
 
 static int run(const struct live_opts *o, struct agent_conn *c)
 {
-	char settings[96], *reply = NULL;
-	snprintf(settings, sizeof(settings), "interval=%d buffer=%u live=1", o->interval, 8u << 20);
-	int fd = -1;
-	int code = agent_cli_ask(c, o->pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
-				 NULL, &fd);
-	if (code)
-		return code;
 	struct profile p;
 	struct alloc_reader r;
 	struct live_sites s;
 	live_sites_init(&s);
 	int err = profile_init(&p);
-	err = err ?: fd < 0 ? ERR_CORRUPT : alloc_reader_init(&r, &p, fd, 0);
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		free(reply);
+	if (err)
+		return err_report(err, "following allocations");
+	int code = agent_cli_allocs(c, o->pid, (uint64_t)o->interval, 1, &p, &r, 0);
+	if (code) {
 		profile_free(&p);
-		return err == -ENOMEM ? err_report(err, "following allocations")
-				      : (error("process %d: the agent's allocation ring is not usable", o->pid), EXIT_AGENT);
+		return code;
 	}
-	alloc_reader_follow(&r);
-	agent_cli_profile_meta(&p, c);
-	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : "");
-	free(reply);
 	uint64_t start = clock_now_ns(), next = start + (uint64_t)(o->every * 1e9);
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int gone = 0;

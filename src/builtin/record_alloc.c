@@ -20,11 +20,7 @@
 /* agent_cli_stop's reader. */
 static int drain_all(void *ctx)
 {
-	struct alloc_reader *r = ctx;
-	long n;
-	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
-		;
-	return n < 0 ? -1 : 0;
+	return alloc_reader_drain_all(ctx) < 0 ? -1 : 0;
 }
 
 static void status_line(const struct alloc_reader *r, uint64_t elapsed, int final)
@@ -77,33 +73,21 @@ static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, st
 
 static int record(const struct record_alloc_opts *o, struct agent_conn *c, struct outfile *out, struct outfile *raw_out)
 {
-	char settings[96], *reply = NULL;
-	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u", (unsigned long long)o->interval, 8u << 20);
-	int fd = -1;
-	int code = agent_cli_ask(c, o->pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
-				 NULL, &fd);
-	if (code)
-		return code;
 	struct profile p;
 	struct alloc_reader r;
 	int err = profile_init(&p);
+	if (err)
+		return err_report(err, "recording allocations");
 	p.keep_samples_all = o->format->needs_samples;
 	p.keep_samples = o->format->needs_samples || raw_out;
-	err = err ?: fd < 0 ? ERR_CORRUPT : alloc_reader_init(&r, &p, fd, o->threads);
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		free(reply);
+	int code = agent_cli_allocs(c, o->pid, o->interval, 0, &p, &r, o->threads);
+	if (code) {
 		profile_free(&p);
-		return err == -ENOMEM ? err_report(err, "recording allocations")
-				      : (error("process %d: the agent's allocation ring is not usable", o->pid), EXIT_AGENT);
+		return code;
 	}
-	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", o->pid, reply ? reply : "");
-	free(reply);
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	p.start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-	agent_cli_profile_meta(&p, c);
 	p.by_bytes = o->by_bytes;
 	uint64_t t0 = clock_now_ns();
 	int gone = 0;

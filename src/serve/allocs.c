@@ -81,10 +81,7 @@ int serve_allocs_start(struct serve_allocs **out, pid_t pid, int live, char *msg
 
 int serve_allocs_drain(struct serve_allocs *a)
 {
-	long n;
-	while ((n = alloc_reader_drain(&a->r)) == ALLOC_DRAIN_BATCH)
-		;
-	if (n < 0)
+	if (alloc_reader_drain_all(&a->r) < 0)
 		return -1;
 	struct pollfd pf = { .fd = a->conn.fd, .events = POLLIN };
 	return poll(&pf, 1, 0) > 0 ? -1 : 0; /* (the agent says nothing until asked: its end closed) */
@@ -101,10 +98,7 @@ int serve_allocs_finish(struct serve_allocs *a, struct buf *out)
 				break;
 		}
 	}
-	long n;
-	while ((n = alloc_reader_drain(&a->r)) == ALLOC_DRAIN_BATCH)
-		;
-	if (n < 0)
+	if (alloc_reader_drain_all(&a->r) < 0)
 		return ERR_CORRUPT;
 	a->p.duration_ns = clock_now_ns() - a->t0;
 	if (a->live)
