@@ -125,6 +125,17 @@ static void respond_text(struct server *s, struct conn *c, int status, int pprof
 	respond(s, c, status, "text/plain; charset=utf-8", text, (size_t)n, extra);
 }
 
+/* A profile made (err 0) as the answer, or why it could not be; body freed. */
+static void respond_profile(struct server *s, struct conn *c, int err, struct buf *body)
+{
+	if (err)
+		respond_text(s, c, 500, 1, "cannot make the profile: %s", err_message(err));
+	else
+		respond(s, c, 200, "application/octet-stream", body->data, body->len,
+			"Content-Disposition: attachment; filename=\"profile\"\r\n");
+	buf_free(body);
+}
+
 static int pprof_labels_of(void *ctx, int32_t tid, struct pprof_labels *out)
 {
 	const struct server *s = ctx;
@@ -328,12 +339,7 @@ static void finish_allocs(struct server *s, uint64_t now)
 			continue;
 		struct buf body = BUF_INIT(OUT_MAX);
 		int err = serve_allocs_finish(c->allocs, &body);
-		if (err)
-			respond_text(s, c, 500, 1, "cannot make the profile: %s", err_message(err));
-		else
-			respond(s, c, 200, "application/octet-stream", body.data, body.len,
-				"Content-Disposition: attachment; filename=\"profile\"\r\n");
-		buf_free(&body);
+		respond_profile(s, c, err, &body);
 		serve_allocs_free(c->allocs);
 		c->allocs = NULL;
 	}
@@ -440,12 +446,7 @@ static uint64_t finish_waits(struct server *s, uint64_t now)
 		s->c.build_s = (double)(clock_now_ns() - t0) / 1e9;
 		if (s->c.build_s > s->c.build_max_s)
 			s->c.build_max_s = s->c.build_s;
-		if (err)
-			respond_text(s, c, 500, 1, "cannot make the profile: %s", err_message(err));
-		else
-			respond(s, c, 200, "application/octet-stream", body.data, body.len,
-				"Content-Disposition: attachment; filename=\"profile\"\r\n");
-		buf_free(&body);
+		respond_profile(s, c, err, &body);
 	}
 	if (s->o->push_url && s->last_push < keep_from)
 		keep_from = s->last_push;
