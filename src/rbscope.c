@@ -20,7 +20,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "snapshot", cmd_snapshot, "print every Ruby thread's stack, now" },
-	{ "record", cmd_record, "sample stacks into a profile" },
+	{ "record", cmd_record, "sample stacks (or allocations) into a profile" },
 	{ "top", cmd_top, "live view of the functions using the most time" },
 	{ "report", cmd_report, "turn a --raw recording into any format" },
 	{ "trace", cmd_trace, "trace method calls, slow calls and GC (needs the rbscope gem)" },
@@ -31,7 +31,7 @@ static const struct command commands[] = {
 	{ "probes", cmd_probes, "list a process's USDT probes and which are enabled" },
 	{ "latency", cmd_latency, "live histogram of a probe's first argument, from the agent" },
 	{ "serve", cmd_serve, "keep sampling Ruby processes; answer pprof and Prometheus over HTTP" },
-	{ "heap", cmd_heap, "analyse heap dumps (ObjectSpace.dump_all)" },
+	{ "heap", cmd_heap, "heap dumps analysed, a live heap counted or followed" },
 	{ "layout", cmd_layout, "print the VM struct layout used for a process or read from DWARF" },
 	{ "version", cmd_version, "print rbscope's version and supported Rubies" },
 };
