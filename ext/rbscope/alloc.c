@@ -26,7 +26,13 @@
  * the holder below (marked: alive and not moved).
  */
 #define ALLOC_MAX_FRAMES 256
-#define ALLOC_PENDING 64
+/*
+ * Samples waiting for the job: as many as a long C call that never lets the
+ * job run (JSON.parse of a big document) makes. Their frames go to one pool,
+ * a sample whose stack is the one before's sharing its frames.
+ */
+#define ALLOC_PENDING_MAX 65536
+#define ALLOC_POOL_MAX (1u << 20)
 
 /* Defined in every libruby since 2.x (ObjectSpace.memsize_of's own), declared only in Ruby's internal headers. */
 size_t rb_obj_memsize_of(VALUE obj);
@@ -36,9 +42,8 @@ struct pending {
 	int type;
 	uint32_t tid;
 	uint64_t ts;
+	uint32_t off;     /* its frames: pool_frames[off .. off + nframes), and their lines */
 	int nframes, truncated;
-	VALUE frames[ALLOC_MAX_FRAMES];
-	int lines[ALLOC_MAX_FRAMES];
 };
 
 /*
@@ -71,8 +76,13 @@ struct allocs {
 	st_table *ids; /* frame or class VALUE (a type: its number * 2 + 1) -> id */
 	uint32_t next_id;
 	VALUE keep; /* everything with an id, alive (and so never another object at its address) while it is used */
-	int npending;
-	struct pending pending[ALLOC_PENDING];
+	struct pending *pending;
+	uint32_t npending, pending_cap;
+	VALUE *pool_frames;
+	int *pool_lines;
+	uint32_t pool_len, pool_cap;
+	VALUE frames[ALLOC_MAX_FRAMES]; /* the hook's reading, before it joins the pool */
+	int lines[ALLOC_MAX_FRAMES];
 };
 
 static struct allocs *cur; /* one allocation recording per process */
@@ -92,14 +102,14 @@ static void holder_mark(void *p)
 	rb_gc_mark(a->keep);
 	rb_gc_mark(a->tp);
 	rb_gc_mark(a->free_tp);
-	for (int i = 0; i < a->npending; i++) {
+	for (uint32_t i = 0; i < a->npending; i++) {
 		struct pending *q = &a->pending[i];
 		rb_gc_mark(q->obj);
 		if (q->klass)
 			rb_gc_mark(q->klass);
-		for (int j = 0; j < q->nframes; j++)
-			rb_gc_mark(q->frames[j]);
 	}
+	for (uint32_t i = 0; i < a->pool_len; i++)
+		rb_gc_mark(a->pool_frames[i]);
 }
 
 static const rb_data_type_t holder_type = {
@@ -160,6 +170,43 @@ static void schedule_job(void)
 #endif
 }
 
+/* Room for one more pending sample: 0, or -1 when there is none (at the cap, or no memory). */
+static int pend_room(struct allocs *a)
+{
+	if (a->npending < a->pending_cap)
+		return 0;
+	uint32_t cap = a->pending_cap ? a->pending_cap * 2 : 64;
+	if (cap > ALLOC_PENDING_MAX)
+		return -1;
+	struct pending *v = realloc(a->pending, cap * sizeof(*v)); /* (libc's: the hook may not make Ruby objects) */
+	if (!v)
+		return -1;
+	a->pending = v;
+	a->pending_cap = cap;
+	return 0;
+}
+
+/* Room for n more frames in the pool: 0 or -1. */
+static int pool_room(struct allocs *a, uint32_t n)
+{
+	if (a->pool_len + n <= a->pool_cap)
+		return 0;
+	uint32_t cap = a->pool_cap ? a->pool_cap : 4096;
+	while (cap < a->pool_len + n)
+		cap *= 2;
+	if (cap > ALLOC_POOL_MAX)
+		return -1;
+	int *l = realloc(a->pool_lines, cap * sizeof(*l));
+	if (l)
+		a->pool_lines = l;
+	VALUE *f = l ? realloc(a->pool_frames, cap * sizeof(*f)) : NULL;
+	if (!f)
+		return -1;
+	a->pool_frames = f;
+	a->pool_cap = cap;
+	return 0;
+}
+
 static void newobj_hook(VALUE tpval, void *data)
 {
 	struct allocs *a = data;
@@ -170,20 +217,30 @@ static void newobj_hook(VALUE tpval, void *data)
 	if (!a->live || a->in_job)
 		return;
 	a->sampled++;
-	if (a->npending == ALLOC_PENDING) {
-		a->lost++;
-		return;
-	}
 	VALUE obj = rb_tracearg_object(rb_tracearg_from_tracepoint(tpval));
-	if (SPECIAL_CONST_P(obj)) {
+	if (SPECIAL_CONST_P(obj) || pend_room(a)) {
 		a->lost++;
 		return;
 	}
+	int n = rb_profile_frames(0, ALLOC_MAX_FRAMES, a->frames, a->lines);
+	if (n < 0)
+		n = 0;
 	struct pending *q = &a->pending[a->npending];
-	q->nframes = rb_profile_frames(0, ALLOC_MAX_FRAMES, q->frames, q->lines);
-	if (q->nframes < 0)
-		q->nframes = 0;
-	q->truncated = q->nframes == ALLOC_MAX_FRAMES;
+	const struct pending *last = a->npending ? q - 1 : NULL;
+	if (last && last->nframes == n && !memcmp(a->pool_frames + last->off, a->frames, (size_t)n * sizeof(VALUE)) &&
+	    !memcmp(a->pool_lines + last->off, a->lines, (size_t)n * sizeof(int))) {
+		q->off = last->off; /* the same stack: a loop, or a C call making many */
+	} else if (pool_room(a, (uint32_t)n)) {
+		a->lost++;
+		return;
+	} else {
+		q->off = a->pool_len;
+		memcpy(a->pool_lines + a->pool_len, a->lines, (size_t)n * sizeof(int));
+		memcpy(a->pool_frames + a->pool_len, a->frames, (size_t)n * sizeof(VALUE));
+		a->pool_len += (uint32_t)n; /* (after the frames: holder_mark reads them) */
+	}
+	q->nframes = n;
+	q->truncated = n == ALLOC_MAX_FRAMES;
 	q->obj = obj;
 	q->type = RB_BUILTIN_TYPE(obj);
 	q->klass = has_class(q->type) ? RBASIC_CLASS(obj) : 0;
@@ -385,8 +442,8 @@ static void send_sample(struct allocs *a, const struct pending *q)
 	struct ring_alloc_frame fr[ALLOC_MAX_FRAMES];
 	int ok = klass != 0;
 	for (int i = 0; ok && i < q->nframes; i++) {
-		fr[i].id = frame_id(a, q->frames[i]);
-		fr[i].line = q->lines[i];
+		fr[i].id = frame_id(a, a->pool_frames[q->off + i]);
+		fr[i].line = a->pool_lines[q->off + i];
 		ok = fr[i].id != 0;
 	}
 	size_t fbytes = (size_t)q->nframes * sizeof(fr[0]);
@@ -453,13 +510,12 @@ static void send_counts(struct allocs *a, int end)
 static VALUE send_pending(VALUE arg)
 {
 	struct allocs *a = (struct allocs *)arg;
-	/* One at a time from the front: a GC the naming starts still marks those not yet sent. */
-	while (a->npending) {
+	/* In order; all stay marked until the last is sent (a GC the naming starts keeps them all). */
+	for (uint32_t i = 0; i < a->npending; i++)
 		if (a->live)
-			send_sample(a, &a->pending[0]);
-		a->npending--;
-		memmove(&a->pending[0], &a->pending[1], (size_t)a->npending * sizeof(a->pending[0]));
-	}
+			send_sample(a, &a->pending[i]);
+	a->npending = 0;
+	a->pool_len = 0;
 	return Qnil;
 }
 
@@ -484,6 +540,7 @@ static void job(void *data)
 		rb_set_errinfo(Qnil);
 		a->lost += (uint64_t)a->npending;
 		a->npending = 0;
+		a->pool_len = 0;
 	}
 	a->in_job = 0;
 }
@@ -554,11 +611,15 @@ void allocs_stop(struct allocs *a)
 	}
 	a->live = 0;
 	a->npending = 0;
+	a->pool_len = 0;
 	cur = NULL;
 	st_free_table(a->ids);
 	munmap(a->ring, a->map_size);
 	free(a->lt.keys);
 	free(a->lt.ids);
+	free(a->pending);
+	free(a->pool_frames);
+	free(a->pool_lines);
 	free(a);
 }
 

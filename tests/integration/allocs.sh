@@ -144,6 +144,21 @@ check "allocs: --interval without --mode alloc: exit 2" sh -c "test $rc = 2 && g
 rc=$?
 check "allocs: --mode alloc with --blocking: exit 2 and why" sh -c "test $rc = 2 && grep -q 'does not go with it' '$work/e'"
 
+# Allocations inside one long C call (JSON.parse of a big document: millions of objects before Ruby can run the
+# agent's job): every sample kept until the job runs, none lost, the total as the VM counts it.
+RUBYLIB="$top/lib:$ext" ruby -rrbscope "$top/tests/integration/ruby/bigparse.rb" >"$work/bigparse.out" 2>&1 &
+bpid=$!
+pids="$pids $bpid"
+if await_ready "$work/bigparse.out" $bpid 300; then
+	"$RBSCOPE" record --mode alloc -p $bpid -d 3 -f summary -o "$work/bigparse.txt" 2>"$work/bigparse.err"
+	rc=$?
+	check "allocs: inside one long C call (JSON.parse): no sample lost, the estimate within 10% of the VM's count, all under JSON's parser (exit $rc; $(grep -o '[0-9]* objects allocated.*lost' "$work/bigparse.err"))" \
+		sh -c "test $rc = 0 && grep -q ' 0 samples lost' '$work/bigparse.err' &&
+			awk '/objects allocated \(the VM.s count\), [0-9]+ estimated/ { v = \$2; e = \$8; ok = e > 0.9 * v && e < 1.1 * v } END { exit !ok }' '$work/bigparse.err' &&
+			grep -Eq '^ *(100\.00|9[0-9]\.[0-9]+)% .*JSON::Ext::Parser#parse' '$work/bigparse.txt'"
+fi
+stop_ruby $bpid
+
 # heap live: sampled objects followed until freed. A workload with a planted leak beside churn and a bounded cache
 # (tests/integration/ruby/live.rb): the leak's line is the one site that keeps growing.
 RUBYLIB="$top/lib:$ext" ruby -rrbscope "$top/tests/integration/ruby/live.rb" >"$work/live.out" 2>&1 &
