@@ -66,12 +66,13 @@ struct allocs {
 	VALUE free_tp;
 	uint64_t seq, untracked, frees_lost;
 	uint64_t compact0, compactions; /* GC.stat(:compact_count) at the start; runs since */
+	int compact_known;               /* this Ruby's GC.stat has that key (probed once, at the start) */
 	int in_job;        /* the job's own allocations are not sampled */
 	struct ring_hdr *ring;
 	struct ring_prod prod;
 	size_t map_size;
 	uint64_t interval, countdown, rng;
-	uint64_t seen, sampled, lost, vm_start;
+	uint64_t seen, sampled, lost;
 	VALUE tp;
 	st_table *ids; /* frame or class VALUE (a type: its number * 2 + 1) -> id */
 	uint32_t next_id;
@@ -471,8 +472,8 @@ static VALUE compact_count_body(VALUE unused)
 	return SIZET2NUM(rb_gc_stat(ID2SYM(id_compact_count)));
 }
 
-/* GC.stat(:compact_count), or 0 where this Ruby has no such key (GC.stat raises then). */
-static uint64_t compact_count(void)
+/* GC.stat(:compact_count) in *n: 1, or 0 where this Ruby has no such key (GC.stat raises then). */
+static int compact_count(uint64_t *n)
 {
 	int state = 0;
 	VALUE v = rb_protect(compact_count_body, Qnil, &state);
@@ -480,7 +481,8 @@ static uint64_t compact_count(void)
 		rb_set_errinfo(Qnil);
 		return 0;
 	}
-	return NUM2ULL(v);
+	*n = NUM2ULL(v);
+	return 1;
 }
 
 static uint64_t vm_total(void)
@@ -526,9 +528,9 @@ static void job(void *data)
 	if (!a || a->in_job)
 		return;
 	a->in_job = 1;
-	if (a->follow && a->live) {
+	if (a->follow && a->live && a->compact_known) {
 		/* An object GC.compact moves leaves its address behind without a free: say so (heap live warns). */
-		uint64_t n = compact_count() - a->compact0;
+		uint64_t n = (uint64_t)rb_gc_stat(ID2SYM(id_compact_count)) - a->compact0;
 		if (n != a->compactions) {
 			a->compactions = n;
 			send_counts(a, 0);
@@ -589,8 +591,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	if (follow)
 		a->free_tp = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, a);
 	a->live = 1;
-	a->vm_start = vm_total();
-	a->compact0 = compact_count();
+	a->compact_known = compact_count(&a->compact0);
 	send_counts(a, 0);
 	rb_tracepoint_enable(a->tp);
 	if (follow)

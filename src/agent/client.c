@@ -179,3 +179,27 @@ void agent_close(struct agent_conn *c)
 		close(c->fd);
 	c->fd = -1;
 }
+
+int agent_stop(struct agent_conn *c, int timeout_ms, int (*drain)(void *ctx), void *ctx, int *gone)
+{
+	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
+	if (r) {
+		*gone = r == -EPIPE || r == -ECONNRESET;
+		return 0;
+	}
+	for (int waited = 0; waited < timeout_ms; waited += 2) {
+		if (drain && drain(ctx) < 0)
+			return -1;
+		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pf, 1, 2) > 0) {
+			unsigned type;
+			char *bye = NULL;
+			size_t n;
+			if (agent_recv(c->fd, &type, &bye, &n, 1 << 20, NULL) == -ECONNRESET)
+				*gone = 1;
+			free(bye);
+			break;
+		}
+	}
+	return 0;
+}

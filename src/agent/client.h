@@ -32,4 +32,13 @@ void agent_close(struct agent_conn *c);
 int agent_request(struct agent_conn *c, unsigned type, const char *body, size_t len, int fd_pass, int timeout_ms,
 		  char **reply, size_t *reply_len, int *fd_got);
 
+/*
+ * End this connection's trace (latency, allocations): hooks off, then whatever was written before that. The
+ * agent acts once its thread has the GVL, which a busy app holds for up to Ruby's 100 ms time slice, and goes
+ * on writing meanwhile: the ring is read (drain(ctx), unless NULL: the recording has already failed) while
+ * the answer is awaited (timeout_ms at most), or those records would be dropped. 0, or -1 if drain() said
+ * the ring is corrupt; *gone set if the process went away.
+ */
+int agent_stop(struct agent_conn *c, int timeout_ms, int (*drain)(void *ctx), void *ctx, int *gone);
+
 #endif

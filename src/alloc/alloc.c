@@ -2,8 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include "../agent/client.h"
+#include "../agent/proto.h"
 #include "../agent/trace_print.h"
 #include "../lib/err.h"
 #include "alloc.h"
@@ -21,6 +25,24 @@ int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int thr
 	p->kind = PROFILE_ALLOCS;
 	p->keep_samples = p->keep_samples || p->keep_samples_all;
 	return 0;
+}
+
+int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval, int live,
+		      int threads_root, int timeout_ms, char **reply)
+{
+	char settings[96];
+	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u%s", (unsigned long long)interval, 8u << 20,
+		 live ? " live=1" : "");
+	int fd = -1;
+	*reply = NULL;
+	int err = agent_request(c, AGENT_ALLOCS, settings, strlen(settings), -1, timeout_ms, reply, NULL, &fd);
+	if (!err)
+		err = fd < 0 ? ERR_CORRUPT : alloc_reader_init(r, p, fd, threads_root);
+	if (fd >= 0)
+		close(fd);
+	if (!err && live)
+		alloc_reader_follow(r);
+	return err;
 }
 
 void alloc_reader_follow(struct alloc_reader *r)
@@ -304,4 +326,9 @@ int alloc_reader_drain_all(struct alloc_reader *r)
 	while ((n = alloc_reader_drain(r)) == ALLOC_DRAIN_BATCH)
 		;
 	return n < 0 ? (int)n : 0;
+}
+
+int alloc_reader_drain_ctx(void *ctx)
+{
+	return alloc_reader_drain_all(ctx);
 }

@@ -54,6 +54,16 @@ struct alloc_reader {
  * ERR_AGENT (not a ring this rbscope reads) or -ENOMEM.
  */
 int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root);
+/*
+ * Ask c's agent to sample allocations, one in interval at random (following each object until it is freed,
+ * with live), and init r on the ring it passes (as alloc_reader_init, then alloc_reader_follow with live).
+ * 0 with *reply the agent's word of what it does (malloc'ed); else agent_request()'s error (ERR_AGENT: the
+ * agent's reason in *reply), ERR_CORRUPT (no ring this rbscope reads) or -ENOMEM. *reply is freed by the
+ * caller either way.
+ */
+struct agent_conn;
+int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval, int live,
+		      int threads_root, int timeout_ms, char **reply);
 /* Follow the samples' objects (the agent asked for live=1): live[stack] and live_bytes[stack] say what is alive. */
 void alloc_reader_follow(struct alloc_reader *r);
 /* Forget the followed objects freed (when they are most of them); 0 or -ENOMEM. */
@@ -64,6 +74,8 @@ void alloc_reader_free(struct alloc_reader *r);
 long alloc_reader_drain(struct alloc_reader *r);
 /* All the ring holds now, batch after batch: 0, ERR_CORRUPT or -ENOMEM. */
 int alloc_reader_drain_all(struct alloc_reader *r);
+/* The same as agent_stop() (agent/client.h) wants its reader: ctx the alloc_reader. */
+int alloc_reader_drain_ctx(void *ctx);
 /* Records the agent could not write, the ring being full (besides the samples it counted lost itself). */
 uint64_t alloc_reader_dropped(const struct alloc_reader *r);
 

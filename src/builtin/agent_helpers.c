@@ -49,13 +49,9 @@ int agent_cli_connect(struct agent_conn *c, int pid)
 	return builtin_report_attach(r, pid, "process %d", pid);
 }
 
-int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
-		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got)
+/* agent_request()'s failure r reported (reply: the agent's text, freed); the exit code. */
+static int ask_failed(int pid, int r, char **reply)
 {
-	*reply = NULL;
-	int r = agent_request(c, type, body, len, fd_pass, timeout_ms, reply, reply_len, fd_got);
-	if (!r)
-		return 0;
 	int code;
 	if (r == ERR_AGENT) {
 		error("process %d: %s", pid, *reply ? *reply : "error");
@@ -66,6 +62,14 @@ int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body
 	free(*reply);
 	*reply = NULL;
 	return code;
+}
+
+int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
+		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got)
+{
+	*reply = NULL;
+	int r = agent_request(c, type, body, len, fd_pass, timeout_ms, reply, reply_len, fd_got);
+	return r ? ask_failed(pid, r, reply) : 0;
 }
 
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out)
@@ -90,30 +94,6 @@ int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int f
 }
 
 
-int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int *gone)
-{
-	int r = agent_send(c->fd, AGENT_STOP, "", 0, -1);
-	if (r) {
-		*gone = r == -EPIPE || r == -ECONNRESET;
-		return 0;
-	}
-	for (int waited = 0; waited < 2000; waited += 2) {
-		if (drain && drain(ctx) < 0)
-			return -1;
-		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pf, 1, 2) > 0) {
-			unsigned type;
-			char *bye = NULL;
-			size_t n;
-			if (agent_recv(c->fd, &type, &bye, &n, 1 << 20, NULL) == -ECONNRESET)
-				*gone = 1;
-			free(bye);
-			break;
-		}
-	}
-	return 0;
-}
-
 void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c)
 {
 	char cmdline[1024] = "";
@@ -130,24 +110,15 @@ void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c)
 int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, int live, struct profile *p, struct alloc_reader *r,
 		     int threads_root)
 {
-	char settings[96], *reply = NULL;
-	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u%s", (unsigned long long)interval, 8u << 20,
-		 live ? " live=1" : "");
-	int fd = -1;
-	int code = agent_cli_ask(c, pid, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_CLI_TIMEOUT_MS, &reply,
-				 NULL, &fd);
-	if (code)
-		return code;
-	int err = fd < 0 ? ERR_CORRUPT : alloc_reader_init(r, p, fd, threads_root);
-	if (fd >= 0)
-		close(fd);
-	if (err) {
+	char *reply;
+	int err = alloc_reader_open(r, p, c, interval, live, threads_root, AGENT_CLI_TIMEOUT_MS, &reply);
+	if (err == ERR_CORRUPT || err == -ENOMEM) {
 		free(reply);
 		return err == -ENOMEM ? err_report(err, "sampling allocations")
 				      : (error("process %d: the agent's allocation ring is not usable", pid), EXIT_AGENT);
 	}
-	if (live)
-		alloc_reader_follow(r);
+	if (err)
+		return ask_failed(pid, err, &reply);
 	agent_cli_profile_meta(p, c);
 	fprintf(stderr, "rbscope: process %d: %s (Ctrl-C to stop)\n", pid, reply ? reply : "");
 	free(reply);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #define AGENT_CLI_TIMEOUT_MS 10000
+#define AGENT_CLI_STOP_MS 2000 /* how long a command waits for the agent to stop (agent_stop) */
 
 #include "../inject/inject.h"
 #include "../lib/opt.h"
@@ -34,14 +35,6 @@ int agent_cli_connect(struct agent_conn *c, int pid);
  */
 int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body, size_t len, int fd_pass,
 		  int timeout_ms, char **reply, size_t *reply_len, int *fd_got);
-/*
- * End this connection's trace (latency, allocations): hooks off, then whatever was written before that. The
- * agent acts once its thread has the GVL, which a busy app holds for up to Ruby's 100 ms time slice, and goes
- * on writing meanwhile: the ring is read (drain(ctx), unless NULL: the recording has already failed) while
- * the answer is awaited (2 s at most), or those records would be dropped. 0, or -1 if drain() said the ring
- * is corrupt; *gone set if the process went away.
- */
-int agent_cli_stop(struct agent_conn *c, int (*drain)(void *ctx), void *ctx, int *gone);
 /* A profile made through c's agent: its pid, command line and Ruby version (from the agent's hello). */
 struct profile;
 void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c);

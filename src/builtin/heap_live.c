@@ -23,11 +23,6 @@ struct live_opts {
 	const struct output_format *format;
 };
 
-static int drain_all(void *ctx)
-{
-	return alloc_reader_drain_all(ctx) < 0 ? -1 : 0;
-}
-
 static void print_look(const struct live_opts *o, const struct alloc_reader *r, const struct live_sites *s, double secs)
 {
 	const struct ring_allocs *c = &r->last;
@@ -114,7 +109,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
 	int gone = 0;
 	while (!builtin_stop && !code) {
-		if (drain_all(&r) < 0) {
+		if (alloc_reader_drain_all(&r) < 0) {
 			code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
 			break;
 		}
@@ -134,7 +129,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 			break;
 		}
 	}
-	if (!gone && agent_cli_stop(c, code ? NULL : drain_all, &r, &gone) < 0 && !code)
+	if (!gone && agent_stop(c, AGENT_CLI_STOP_MS, code ? NULL : alloc_reader_drain_ctx, &r, &gone) < 0 && !code)
 		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
 	if (!code) {
 		char label[1200];

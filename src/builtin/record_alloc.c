@@ -17,12 +17,6 @@
 #include "agent_helpers.h"
 #include "record_alloc.h"
 
-/* agent_cli_stop's reader. */
-static int drain_all(void *ctx)
-{
-	return alloc_reader_drain_all(ctx) < 0 ? -1 : 0;
-}
-
 static void status_line(const struct alloc_reader *r, uint64_t elapsed, int final)
 {
 	double secs = (double)elapsed / 1e9;
@@ -95,9 +89,9 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 	if (raw_out && ((code = outfile_begin(raw_out)) || (err = raw_writer_start(&raw, raw_out->f, &p))))
 		code = code ?: err_report(err, "cannot write '%s'", o->raw);
 	code = code ?: read_loop(o, c, &r, raw_out ? &raw : NULL, &gone);
-	if (!gone && agent_cli_stop(c, code ? NULL : drain_all, &r, &gone) < 0 && !code)
+	if (!gone && agent_stop(c, AGENT_CLI_STOP_MS, code ? NULL : alloc_reader_drain_ctx, &r, &gone) < 0 && !code)
 		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
-	if (!code && drain_all(&r) < 0)
+	if (!code && alloc_reader_drain_all(&r) < 0)
 		code = (error("process %d: the allocation ring is corrupt", o->pid), EXIT_AGENT);
 	p.duration_ns = clock_now_ns() - t0;
 	if (isatty(2))

@@ -190,7 +190,7 @@ static int parse(int argc, char **argv, struct trace_opts *o)
 	return 0;
 }
 
-/* agent_cli_stop's reader: what the trace ring holds now; -1 if it is corrupt. */
+/* agent_stop's reader: what the trace ring holds now; -1 if it is corrupt. */
 static int drain_trace(void *ctx)
 {
 	void **a = ctx;
@@ -259,7 +259,7 @@ static int run(struct trace_opts *o, struct agent_conn *c, FILE *out)
 			idle_ms *= 2;
 	}
 	void *drain_ctx[2] = { &rc, &p };
-	if (!gone && agent_cli_stop(c, code == EXIT_OK ? drain_trace : NULL, drain_ctx, &gone) < 0) {
+	if (!gone && agent_stop(c, AGENT_CLI_STOP_MS, code == EXIT_OK ? drain_trace : NULL, drain_ctx, &gone) < 0) {
 		error("process %d: the event ring is corrupt", o->pid);
 		code = EXIT_AGENT;
 	}

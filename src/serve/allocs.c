@@ -16,6 +16,8 @@
 #include "allocs.h"
 
 #define AGENT_WAIT_MS 1000
+#define AGENT_STOP_MS 300 /* (the sampling of every process waits meanwhile) */
+
 
 struct serve_allocs {
 	struct agent_conn conn;
@@ -46,30 +48,21 @@ int serve_allocs_start(struct serve_allocs **out, pid_t pid, int live, char *msg
 		return 503;
 	}
 	a->connected = 1;
-	char settings[96], *reply = NULL;
-	snprintf(settings, sizeof(settings), "interval=4096 buffer=%u%s", 8u << 20, live ? " live=1" : "");
-	int fd = -1;
-	err = agent_request(&a->conn, AGENT_ALLOCS, settings, strlen(settings), -1, AGENT_WAIT_MS, &reply, NULL, &fd);
-	if (err || fd < 0) {
-		snprintf(msg, cap, "process %d: the agent %s", (int)pid,
-			 err == ERR_AGENT && reply ? reply : err ? err_message(err) : "passed no ring");
+	char *reply;
+	err = alloc_reader_open(&a->r, &a->p, &a->conn, 4096, live, 0, AGENT_WAIT_MS, &reply);
+	if (err) {
+		int ours = err == ERR_CORRUPT || err == -ENOMEM; /* (the agent answered; rbscope could not go on) */
+		if (err == ERR_CORRUPT)
+			snprintf(msg, cap, "process %d: the agent's allocation ring is not usable", (int)pid);
+		else
+			snprintf(msg, cap, "process %d: the agent %s", (int)pid,
+				 err == ERR_AGENT && reply ? reply : err_message(err));
 		free(reply);
-		if (fd >= 0)
-			close(fd);
 		serve_allocs_free(a);
-		return 503;
+		return ours ? 500 : 503;
 	}
 	free(reply);
-	err = alloc_reader_init(&a->r, &a->p, fd, 0);
-	close(fd);
-	if (err) {
-		snprintf(msg, cap, "process %d: the agent's allocation ring is not usable", (int)pid);
-		serve_allocs_free(a);
-		return 500;
-	}
 	a->reading = 1;
-	if (live)
-		alloc_reader_follow(&a->r);
 	a->p.pid = pid;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -89,16 +82,8 @@ int serve_allocs_drain(struct serve_allocs *a)
 
 int serve_allocs_finish(struct serve_allocs *a, struct buf *out)
 {
-	if (agent_send(a->conn.fd, AGENT_STOP, "", 0, -1) == 0) {
-		for (int waited = 0; waited < 300; waited += 2) {
-			if (alloc_reader_drain(&a->r) < 0)
-				return ERR_CORRUPT;
-			struct pollfd pf = { .fd = a->conn.fd, .events = POLLIN };
-			if (poll(&pf, 1, 2) > 0)
-				break;
-		}
-	}
-	if (alloc_reader_drain_all(&a->r) < 0)
+	int gone = 0;
+	if (agent_stop(&a->conn, AGENT_STOP_MS, alloc_reader_drain_ctx, &a->r, &gone) < 0 || alloc_reader_drain_all(&a->r) < 0)
 		return ERR_CORRUPT;
 	a->p.duration_ns = clock_now_ns() - a->t0;
 	if (a->live)
