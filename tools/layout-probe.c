@@ -29,7 +29,12 @@
 #if RUBY_VERSION_MAJOR >= 3
 #include "ractor_core.h"
 #endif
-#include "probe_private.h" /* st.c and symbol.c private definitions, extracted by gen-layouts */
+#if V(2, 8)
+#include "internal/hash.h"
+#include "internal/numeric.h"
+#endif
+#include "encindex.h"
+#include "probe_private.h" /* st.c, symbol.c and id_table.c private definitions, extracted by gen-layouts */
 #include <stdio.h>
 #include <string.h>
 #include "layout_fields.h"
@@ -393,6 +398,78 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_id_scope_shift RUBY_ID_SCOPE_SHIFT
 #define F_last_op_id tLAST_OP_ID
 #define F_id_serial_each tEach
+
+/* Immediates: how a Fixnum, a Flonum and a static Symbol are told and decoded (ruby/internal/special_consts.h). */
+#define F_fixnum_flag RUBY_FIXNUM_FLAG
+#define F_flonum_mask RUBY_FLONUM_MASK
+#define F_flonum_flag RUBY_FLONUM_FLAG
+#define F_symbol_flag RUBY_SYMBOL_FLAG
+#define F_special_shift RUBY_SPECIAL_SHIFT
+#define F_enc_shift RUBY_ENCODING_SHIFT
+#define F_enc_mask ((long long)RUBY_ENCODING_MASK)
+#ifdef ENCINDEX_ASCII_8BIT
+#define F_encindex_binary ENCINDEX_ASCII_8BIT
+#else
+#define F_encindex_binary ENCINDEX_ASCII
+#endif
+#define F_encindex_utf_8 ENCINDEX_UTF_8
+#define F_encindex_us_ascii ENCINDEX_US_ASCII
+#define F_rfloat_value OFF(struct RFloat, float_value)
+#define F_rsymbol_fstr OFF(struct RSymbol, fstr)
+#if V(4, 0)
+#define F_vm_top_self NONE /* (no longer in rb_vm_t) */
+#else
+#define F_vm_top_self OFF(rb_vm_t, top_self) /* the object `main` */
+#endif
+
+/*
+ * RHash. 3.2's internal headers come over the donor's (3.3's) internal/hash.h,
+ * which describes 3.3's hash: no table for 3.2 (its hashes show their class).
+ */
+#if V(3, 2) && !V(3, 3)
+#define RBSCOPE_NO_HASH 1
+#endif
+#ifdef RBSCOPE_NO_HASH
+#define F_rhash_st_flag NONE
+#define F_rhash_ar_size_mask NONE
+#define F_rhash_ar_size_shift NONE
+#define F_rhash_ar_bound_mask NONE
+#define F_rhash_ar_bound_shift NONE
+#define F_rhash_table_ptr NONE
+#define F_rhash_table_inline NONE
+#define F_ar_pairs NONE
+#else
+#define F_rhash_st_flag ((long long)RHASH_ST_TABLE_FLAG)
+#define F_rhash_ar_size_mask ((long long)RHASH_AR_TABLE_SIZE_MASK)
+#define F_rhash_ar_size_shift RHASH_AR_TABLE_SIZE_SHIFT
+#define F_rhash_ar_bound_mask ((long long)RHASH_AR_TABLE_BOUND_MASK)
+#define F_rhash_ar_bound_shift RHASH_AR_TABLE_BOUND_SHIFT
+#if V(3, 3)
+#define F_rhash_table_ptr NONE
+#define F_rhash_table_inline ((long long)sizeof(struct RHash))
+#define F_ar_pairs OFF(ar_table, pairs)
+#else
+#define F_rhash_table_ptr OFF(struct RHash, as)
+#define F_rhash_table_inline NONE
+#define F_ar_pairs 0 /* hash.c's ar_table: the pairs alone */
+#endif
+#endif
+#define F_st_num_entries OFF(st_table, num_entries)
+#define F_st_entry_hash OFF(st_table_entry, hash)
+
+#define F_body_local_table OFF(BODY, local_table)
+#define F_body_local_table_size OFF(BODY, local_table_size)
+#define F_body_param_size OFF(BODY, param.size)
+
+#define F_ec_local_storage OFF(rb_execution_context_t, local_storage)
+#define F_ec_local_storage_idtbl \
+	(!__builtin_types_compatible_p(__typeof__(((rb_execution_context_t *)0)->local_storage), st_table *))
+#define F_idtbl_capa OFF(struct rb_id_table, capa)
+#define F_idtbl_num OFF(struct rb_id_table, num)
+#define F_idtbl_items OFF(struct rb_id_table, items)
+#define F_id_item_size ((long long)sizeof(item_t))
+#define F_id_item_key OFF(item_t, key)
+#define F_id_item_val OFF(item_t, val)
 
 #define EMIT(name) printf("\t.%s = %lld,\n", #name, (long long)(F_##name));
 /* "paths" mode: each field and the expression it was measured with, for the DWARF reader's table. */

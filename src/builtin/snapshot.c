@@ -11,6 +11,7 @@
 #include "../proc/task.h"
 #include "../ruby/jit.h"
 #include "../ruby/layout.h"
+#include "../ruby/locals.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
 
@@ -35,6 +36,34 @@ static const char *syscall_text(const struct ruby_thread_sample *th, char *buf, 
 	else
 		return "";
 	return buf;
+}
+
+/* --locals, text: `name = value` lines under a frame or thread (indent), or why they could not be read. */
+static void text_locals(struct ruby_target *t, const struct ruby_locals *l, int err, const char *indent,
+			const char *before, const char *after)
+{
+	if (err) {
+		printf("%s(variables unreadable: %s)\n", indent, err_message(err));
+		return;
+	}
+	for (int i = 0; i < l->n; i++)
+		printf("%s%s%s%s = %s\n", indent, before, strtab_get(&t->strs, l->v[i].name), after, l->v[i].value.text);
+	if (l->more)
+		printf("%s(%d more not shown)\n", indent, l->more);
+}
+
+static void text_frame_locals(struct ruby_target *t, const struct ruby_frame *f, const struct ruby_frame_at *at)
+{
+	if (f->kind != FRAME_RUBY && f->kind != FRAME_CFUNC && f->kind != FRAME_WAIT)
+		return;
+	struct ruby_shown self;
+	if (!ruby_value_show(t, at->self, &self))
+		printf("        self = %s\n", self.text);
+	ruby_shown_free(&self);
+	struct ruby_locals l;
+	int err = ruby_frame_locals(t, at, &l);
+	text_locals(t, &l, err, "        ", "", "");
+	ruby_locals_free(&l);
 }
 
 static void print_text(struct ruby_target *t, const struct ruby_sample *s)
@@ -63,6 +92,12 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 		       ractor, tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
 		if (th->unreadable)
 			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
+		if (s->at) {
+			struct ruby_locals l;
+			int err = ruby_fiber_locals(t, th->th, &l);
+			text_locals(t, &l, err, "    ", "Thread.current[:", "]");
+			ruby_locals_free(&l);
+		}
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
 			if (f->kind == FRAME_TRUNCATED) {
@@ -78,10 +113,63 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 			else
 				printf("    %s (%s:%d)\n", strtab_get(&t->strs, f->name), strtab_get(&t->strs, f->path),
 				       f->line);
+			if (s->at)
+				text_frame_locals(t, f, &s->at[&th->frames[j] - s->frames]);
 		}
 	}
 	if (s->torn)
 		printf("\n(%u thread(s) changed too fast to read consistently)\n", s->torn);
+}
+
+static void json_shown(struct ruby_target *t, const struct ruby_shown *v)
+{
+	printf("\"value\":");
+	json_write_string(stdout, v->text);
+	printf(",\"class\":");
+	json_write_string(stdout, v->cls ? strtab_get(&t->strs, v->cls) : "");
+	if (v->encoding) {
+		printf(",\"encoding\":");
+		json_write_string(stdout, v->encoding);
+	}
+	printf(",\"simple\":%s%s", v->simple ? "true" : "false", v->torn ? ",\"torn\":true" : "");
+}
+
+/* --locals, JSON: "key":[{"name":..,"value":..,"class":..},...] (and key_more, or key_error), after sep. */
+static void json_locals(struct ruby_target *t, const char *sep, const char *key, const struct ruby_locals *l, int err)
+{
+	if (err) {
+		printf("%s\"%s_error\":", sep, key);
+		json_write_string(stdout, err_message(err));
+		return;
+	}
+	printf("%s\"%s\":[", sep, key);
+	for (int i = 0; i < l->n; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		json_write_string(stdout, strtab_get(&t->strs, l->v[i].name));
+		printf(",%s", l->v[i].arg ? "\"arg\":true," : "");
+		json_shown(t, &l->v[i].value);
+		printf("}");
+	}
+	printf("]");
+	if (l->more)
+		printf(",\"%s_more\":%d", key, l->more);
+}
+
+static void json_frame_locals(struct ruby_target *t, const struct ruby_frame *f, const struct ruby_frame_at *at)
+{
+	if (f->kind != FRAME_RUBY && f->kind != FRAME_CFUNC && f->kind != FRAME_WAIT)
+		return;
+	struct ruby_shown self;
+	if (!ruby_value_show(t, at->self, &self)) {
+		printf(",\"self\":{");
+		json_shown(t, &self);
+		printf("}");
+	}
+	ruby_shown_free(&self);
+	struct ruby_locals l;
+	int err = ruby_frame_locals(t, at, &l);
+	json_locals(t, ",", "locals", &l, err);
+	ruby_locals_free(&l);
 }
 
 static void print_json(struct ruby_target *t, const struct ruby_sample *s)
@@ -114,6 +202,13 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 		       ruby_thread_state_name(th->state), th->kstate);
 		if (call) /* a name from our own table: nothing to escape */
 			printf("\"syscall\":\"%s\",", call);
+		if (s->at) {
+			struct ruby_locals l;
+			int err = ruby_fiber_locals(t, th->th, &l);
+			json_locals(t, "", "fiber_locals", &l, err);
+			ruby_locals_free(&l);
+			printf(",");
+		}
 		printf("%s\"frames\":[", th->unreadable ? "\"unreadable\":true," : "");
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
@@ -122,9 +217,12 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 			printf(",\"path\":");
 			json_write_string(stdout, strtab_get(&t->strs, f->path));
 			if (f->line == FRAME_LINE_UNKNOWN) /* (running JIT code: the line is not known) */
-				printf(",\"line\":null,\"kind\":\"%s\"}", kind_name(f->kind));
+				printf(",\"line\":null,\"kind\":\"%s\"", kind_name(f->kind));
 			else
-				printf(",\"line\":%d,\"kind\":\"%s\"}", f->line, kind_name(f->kind));
+				printf(",\"line\":%d,\"kind\":\"%s\"", f->line, kind_name(f->kind));
+			if (s->at)
+				json_frame_locals(t, f, &s->at[f - s->frames]);
+			printf("}");
 		}
 		printf("]}");
 	}
@@ -133,7 +231,7 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 
 int cmd_snapshot(int argc, char **argv)
 {
-	int pid = 0, json = 0, native = 0, first, rc;
+	int pid = 0, json = 0, native = 0, locals = 0, first, rc;
 	const char *core_path = NULL, *sysroot = NULL;
 	const struct opt opts[] = {
 		OPT_PID(&pid, "the Ruby process"),
@@ -142,6 +240,9 @@ int cmd_snapshot(int argc, char **argv)
 			   "where the core's mapped files are (default /; a container's or\n"
 			   "chroot's root): what the core left out is read from them"),
 		OPT_FLAG(0, "json", &json, "one JSON object instead of text"),
+		OPT_FLAG(0, "locals", &locals,
+			 "also each frame's self, arguments and local variables (`name = value`,\n"
+			 "read as they are now) and each thread's fiber-locals (Thread#[])"),
 		OPT_FLAG(0, "native", &native,
 			 "also the native functions the innermost C method called (libc, libz,\n"
 			 "extensions), unwound with their call-frame information; a thread on a CPU\n"
@@ -150,7 +251,7 @@ int cmd_snapshot(int argc, char **argv)
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json] [--native]",
+		.usage = "rbscope snapshot (-p PID | --core CORE [--sysroot DIR]) [--json] [--locals] [--native]",
 		.about = "Print the stack of every Ruby thread of PID without stopping it: thread name, kernel tid,\n"
 			 "state, and each frame as `label (path:line)` with the line executing now. With --core, the\n"
 			 "same from an ELF core file (gdb's gcore, the kernel, `coredumpctl dump`).",
@@ -171,6 +272,12 @@ int cmd_snapshot(int argc, char **argv)
 	if ((rc = core_path ? builtin_open_core(&core, &t, core_path, sysroot) : builtin_attach(&t, pid)))
 		return rc;
 	struct ruby_sample *s = malloc(sizeof(*s));
+	if (s)
+		s->at = locals ? calloc(WALK_MAX_TOTAL, sizeof(*s->at)) : NULL;
+	if (s && locals && !s->at) {
+		free(s);
+		s = NULL;
+	}
 	/* A busy thread's stack moves under the read now and then: try again until every thread reads cleanly. */
 	int err = s ? ERR_TORN : -ENOMEM;
 	/* Again while a thread changed under the read (or, with --native, during its unwind: the first read, with
@@ -178,7 +285,8 @@ int cmd_snapshot(int argc, char **argv)
 	for (int attempt = 0;
 	     attempt < SNAPSHOT_ATTEMPTS && (err == ERR_TORN || (!err && (s->torn || s->salvaged || s->native_moved)));
 	     attempt++)
-		err = ruby_sample_take(&t, s, core_path ? 0 : WALK_KSTATE | WALK_SYSCALL | (native ? WALK_NATIVE : 0));
+		err = ruby_sample_take(&t, s, (core_path ? 0 : WALK_KSTATE | WALK_SYSCALL | (native ? WALK_NATIVE : 0)) |
+						      (locals ? WALK_LOCALS : 0));
 	if (err) {
 		rc = core_path ? err_report(err, "cannot read the threads in core '%s'", core_path)
 			       : err_report(err, "cannot read the threads of process %d", pid);
@@ -191,6 +299,8 @@ int cmd_snapshot(int argc, char **argv)
 		if (!core_path)
 			builtin_hint_children(pid, "`rbscope snapshot -p CHILD` reads each");
 	}
+	if (s)
+		free(s->at);
 	free(s);
 	ruby_target_detach(&t);
 	if (core_path)

@@ -249,7 +249,7 @@ static int on_rec(void *ctx, void *data, size_t size)
 		memcpy(c->cfps + (size_t)i * csz, r->frames[i].cfp, csz);
 		memcpy(c->eps[i], r->frames[i].eps, sizeof(c->eps[i]));
 	}
-	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k, &dropped);
+	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k, NULL, &dropped);
 	struct ruby_thread_sample ts = {
 		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,

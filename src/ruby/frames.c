@@ -237,7 +237,7 @@ static int known_magic(const struct ruby_layout *L, uint64_t magic)
 }
 
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, struct ruby_frame *out, int *dropped)
+		     int trusted, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -248,6 +248,8 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		uint64_t magic = eps[i][2] & (uint64_t)L->frame_magic_mask;
 		struct ruby_frame *f = &out[k];
 		memset(f, 0, sizeof(*f));
+		if (at)
+			at[k] = (struct ruby_frame_at){ iseq, word(c, L->cfp_ep), word(c, L->cfp_self) };
 		if (!known_magic(L, magic) || (magic == (uint64_t)L->frame_magic_cfunc && iseq)) {
 			++*dropped; /* not a frame's env (a C frame has no iseq): written over since, even in a read that
 				       looked consistent (ec->cfp back where it was after a return and new calls) */
@@ -310,8 +312,11 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 			continue;
 		k++;
 	}
-	if (skip)
+	if (skip) {
+		if (at)
+			at[k] = (struct ruby_frame_at){ 0 };
 		out[k++] = (struct ruby_frame){ ruby_intern(t, "(truncated)"), 0, 0, FRAME_TRUNCATED };
+	}
 	/* A C method runs at its caller's location, as in Ruby's own backtraces. */
 	for (int i = k - 1, last = -1; i >= 0; i--) {
 		if (out[i].kind == FRAME_RUBY)
@@ -335,6 +340,8 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		if ((cls & METHOD_SWITCHES) && i > 0) {
 			*dropped += i;
 			memmove(out, out + i, (size_t)(k - i) * sizeof(*out));
+			if (at)
+				memmove(at, at + i, (size_t)(k - i) * sizeof(*at));
 			k -= i;
 			i = 0;
 		}

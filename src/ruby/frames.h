@@ -20,9 +20,10 @@ uint32_t ruby_intern(struct ruby_target *t, const char *s);
  * its method entry; methods that wait become FRAME_WAIT, and frames above a
  * method that switches fibers are left out. trusted: the read was
  * consistent, so "no class" may be cached. *dropped counts the frames left
- * out because they did not read as frames. Returns the frames written.
+ * out because they did not read as frames. at, unless NULL, gets where each
+ * frame written lives. Returns the frames written.
  */
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, struct ruby_frame *out, int *dropped);
+		     int trusted, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped);
 
 #endif

@@ -78,4 +78,19 @@
 	X(st_entries) X(st_entries_start) X(st_entries_bound) X(st_entry_size) X(st_entry_key) X(st_entry_record) \
 	/* the global symbol table (rb_symbols_t) and ID encoding */ \
 	X(symbols_size) X(symbols_last_id) X(symbols_str_sym) X(symbols_ids) \
-	X(id_entry_unit) X(id_entry_size) X(id_scope_shift) X(last_op_id) X(id_serial_each)
+	X(id_entry_unit) X(id_entry_size) X(id_scope_shift) X(last_op_id) X(id_serial_each) \
+	/* values shown by snapshot --locals: immediates (Fixnum, Flonum, static Symbol), a String's encoding \
+	 * index in its flags and the indexes of the three encodings every Ruby has, Float and dynamic Symbol */ \
+	X(fixnum_flag) X(flonum_mask) X(flonum_flag) X(symbol_flag) X(special_shift) \
+	X(enc_shift) X(enc_mask) X(encindex_binary) X(encindex_utf_8) X(encindex_us_ascii) \
+	X(rfloat_value) X(rsymbol_fstr) X(vm_top_self) \
+	/* RHash: an ar_table (up to 8 pairs, its size and bound in the flags) or an st_table, through a pointer \
+	 * (to 3.2) or in the slot after the RHash (3.3+) */ \
+	X(rhash_st_flag) X(rhash_ar_size_mask) X(rhash_ar_size_shift) X(rhash_ar_bound_mask) X(rhash_ar_bound_shift) \
+	X(rhash_table_ptr) X(rhash_table_inline) X(ar_pairs) X(st_num_entries) X(st_entry_hash) \
+	/* a frame's local variables: its iseq's local table (IDs, parameters first) and the env words below ep */ \
+	X(body_local_table) X(body_local_table_size) X(body_param_size) \
+	/* fiber-local variables (Thread#[]): the ec's table, an st_table (2.7) or an rb_id_table (3.0+: keys are \
+	 * ID serials, 0 for none) */ \
+	X(ec_local_storage) X(ec_local_storage_idtbl) X(idtbl_capa) X(idtbl_num) X(idtbl_items) \
+	X(id_item_size) X(id_item_key) X(id_item_val)

@@ -28,6 +28,17 @@ int ruby_type_of(struct ruby_target *t, uint64_t v, uint64_t *flags)
 
 int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
 {
+	uint64_t len;
+	int n = ruby_string_peek(t, v, out, cap, &len, NULL);
+	if (n >= 0 && len > RUBY_STR_MAX * 16)
+		n = ERR_CORRUPT;
+	if (n < 0)
+		out[0] = '\0';
+	return n < 0 ? n : 0;
+}
+
+int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, uint64_t *lenp, uint64_t *flagsp)
+{
 	const struct ruby_layout *L = t->L;
 	unsigned char hdr[48];
 	out[0] = '\0';
@@ -40,6 +51,8 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
 	memcpy(&flags, hdr + L->rbasic_flags, 8);
 	if ((flags & (uint64_t)L->t_mask) != (uint64_t)L->t_string)
 		return ERR_CORRUPT;
+	if (flagsp)
+		*flagsp = flags;
 	uint64_t len, ptr;
 	if (flags & (uint64_t)L->rstring_noembed) {
 		memcpy(&len, hdr + L->rstring_heap_len, 8);
@@ -51,8 +64,9 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
 			len = (flags & (uint64_t)L->rstring_embed_len_mask) >> L->rstring_embed_len_shift;
 		ptr = v + (uint64_t)L->rstring_embed_ary;
 	}
-	if (len > RUBY_STR_MAX * 16)
+	if (len >> 40) /* (a terabyte: not a length) */
 		return ERR_CORRUPT;
+	*lenp = len;
 	size_t n = len < cap - 1 ? (size_t)len : cap - 1;
 	if (ptr + n <= v + sizeof(hdr) && ptr >= v) {
 		memcpy(out, hdr + (ptr - v), n); /* short embedded strings came with the header */
@@ -62,7 +76,7 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
 			return err;
 	}
 	out[n] = '\0';
-	return 0;
+	return (int)n;
 }
 
 int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out)

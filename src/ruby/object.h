@@ -12,6 +12,12 @@
 
 /* Read the String at v into out (NUL-terminated, truncated to cap-1); 0 or negative. */
 int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap);
+/*
+ * The first bytes of the String at v into out (NUL-terminated, at most cap-1
+ * of them; the bytes may hold NULs): their count, or negative. *len gets the
+ * String's length, *flags (unless NULL) its flags (its encoding's index).
+ */
+int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, uint64_t *len, uint64_t *flags);
 /* Element i of the Array at v; 0 or negative. */
 int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out);
 /* Is v a heap object (not an immediate, not nil/false/true/undef)? */

@@ -54,6 +54,11 @@ struct ruby_thread_sample {
 	struct ruby_frame *frames; /* innermost first, inside the sample's frame array */
 };
 
+/* Where a frame of a sample lives in the target (WALK_LOCALS): a Ruby frame's iseq, env (ep) and self, a C frame's self. */
+struct ruby_frame_at {
+	uint64_t iseq, ep, self;
+};
+
 #define WALK_MAX_THREADS 256
 #define WALK_MAX_FRAMES 4096      /* per thread; deeper stacks keep their innermost frames */
 #define WALK_MAX_TOTAL (1u << 16) /* frames in one sample */
@@ -64,6 +69,7 @@ struct ruby_sample {
 	int nthreads;
 	struct ruby_thread_sample threads[WALK_MAX_THREADS];
 	struct ruby_frame frames[WALK_MAX_TOTAL];
+	struct ruby_frame_at *at; /* WALK_LOCALS: the caller's array of WALK_MAX_TOTAL, beside frames[]; else unused */
 	uint32_t nframes_total;
 	uint32_t torn;     /* threads left out: no consistent picture of their stack after retries */
 	uint32_t retried;  /* re-reads because the stack moved under the read */

@@ -101,6 +101,7 @@ struct walk_cache {
 
 struct thread_read {
 	struct ruby_frame *out;       /* where the named frames go */
+	struct ruby_frame_at *at;     /* and where each lives (NULL: not asked; no quiet read then) */
 	int room;                     /* and how many fit */
 	const struct mem_iov *extra;  /* read in the same call as the first try (the thread list, the GC's state) */
 	int nextra;

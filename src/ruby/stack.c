@@ -299,7 +299,7 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	w->top.ep = walk_word(cfps, L->cfp_ep);
 	w->top.me = c->eps[0][0];
 	int dropped = 0;
-	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, &dropped);
+	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
@@ -322,7 +322,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	int err;
 	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = 0;
 	int extra_done = 0;
-	if (quiet_read(t, c, w, th, have_th, r, &extra_done))
+	if (!r->at && quiet_read(t, c, w, th, have_th, r, &extra_done))
 		return 0;
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		struct stack_read sr = { 0 };

@@ -27,6 +27,16 @@ const char *ruby_thread_state_name(int state)
 	return "unknown";
 }
 
+/* With WALK_LOCALS, k frames put over the first n of ts (a GC or native frames): their places move down too. */
+static void at_shift(struct ruby_sample *s, unsigned flags, const struct ruby_thread_sample *ts, int n, int k)
+{
+	if (!(flags & WALK_LOCALS) || k <= 0)
+		return;
+	struct ruby_frame_at *at = s->at + (ts->frames - s->frames);
+	memmove(at + k, at, (size_t)n * sizeof(*at));
+	memset(at, 0, (size_t)k * sizeof(*at));
+}
+
 /* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
 static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
 			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
@@ -86,9 +96,13 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
 		ts->frames[0] = vm_gc_frame(t, s->gc);
 		ts->nframes++;
+		at_shift(s, flags, ts, r->nframes, 1);
 	}
-	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core)
+	if ((flags & WALK_NATIVE) && ts->tid > 0 && !t->core) {
+		int before = ts->nframes;
 		native_add(t, s, ts, w);
+		at_shift(s, flags, ts, before, ts->nframes - before);
+	}
 	s->nframes_total += (uint32_t)ts->nframes;
 	s->nthreads++;
 }
@@ -104,7 +118,8 @@ static int walk_listed(struct ruby_target *t, struct ruby_sample *s, struct walk
 {
 	struct walk_slot *w = walk_slot_of(c, thaddr);
 	int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total), err;
-	struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1 };
+	struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1,
+				 .at = (flags & WALK_LOCALS) ? s->at + s->nframes_total : NULL };
 	unsigned char *tp = th;
 	int in_batch = batched && w->batch_gen == c->batch_gen;
 	if (in_batch) { /* its rb_thread_t and quiet parts came in the batch */
@@ -206,6 +221,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	s->torn = s->retried = s->salvaged = s->unchanged = 0;
 	s->gc = GC_NONE;
 	s->native_moved = s->native_sampled = 0;
+	if ((flags & WALK_LOCALS) && !s->at)
+		return -EINVAL;
 	if (!t->walk && (ruby_target_add_cache(t, ruby_walk_free) || !(t->walk = calloc(1, sizeof(*t->walk)))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
@@ -231,7 +248,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	if (L->vm_ractor_cnt >= 0) /* (how many Ractors: the others' threads are read after the main one's) */
 		extra[nextra++] = (struct mem_iov){ t->vm + (uint64_t)L->vm_ractor_cnt, &ractors, sizeof(ractors) };
 	memset(lbuf, 0, sizeof(lbuf));
-	int batched = !t->core && quiet_read_batch(t, c, extra, nextra);
+	int batched = !t->core && !(flags & WALK_LOCALS) && quiet_read_batch(t, c, extra, nextra);
 	c->norder = 0; /* until this sample has been through the whole list */
 	if (batched) {
 		vm_list_parse(&a, lbuf, &head, &node, &owner);
@@ -240,7 +257,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		first_done = 1; /* (nothing read apart) */
 	} else if (c->first_th) {
 		struct walk_slot *w = walk_slot_of(c, c->first_th);
-		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra };
+		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra,
+					 .at = (flags & WALK_LOCALS) ? s->at : NULL };
 		int have_th = 0;
 		memset(lbuf, 0, sizeof(lbuf));
 		err = stack_read_thread(t, c, w, th, &have_th, &r);

@@ -13,6 +13,7 @@ enum {
 	WALK_SYSCALL = 2, /* read the system call each blocked thread is in (one read of /proc per blocked thread) */
 	WALK_NATIVE = 4,  /* unwind each thread's native stack: off a CPU from /proc, running by stopping it (ptrace) */
 	WALK_CPU = 8,     /* read the CPU time each thread has run (one read of /proc per thread) */
+	WALK_LOCALS = 16, /* fill s->at beside each frame (every thread read in full: no quiet reads) */
 };
 
 /*

@@ -1,0 +1,170 @@
+/* locals.c: a frame's local variables and a thread's fiber-local variables, read from outside (snapshot --locals). */
+#include "locals.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/err.h"
+#include "object.h"
+
+#define LOCAL_TABLE_MAX 65536 /* a local table longer than this is not one */
+
+/* Is the name one Ruby's binding.local_variables would list (not `*`, `&`, `...` or an internal one)? */
+static int user_local(const char *s)
+{
+	unsigned char c = (unsigned char)s[0];
+	return c == '_' || (c >= 'a' && c <= 'z') || c >= 0x80;
+}
+
+static int add(struct ruby_target *t, struct ruby_locals *out, uint32_t name, int arg, uint64_t v)
+{
+	if (out->n >= LOCALS_MAX) {
+		out->more++;
+		return 0;
+	}
+	if (!out->v && !(out->v = calloc(LOCALS_MAX, sizeof(*out->v))))
+		return -ENOMEM;
+	struct ruby_local *l = &out->v[out->n];
+	l->name = name;
+	l->arg = arg;
+	int err = ruby_value_show(t, v, &l->value);
+	if (!err)
+		out->n++;
+	return err;
+}
+
+int ruby_frame_locals(struct ruby_target *t, const struct ruby_frame_at *at, struct ruby_locals *out)
+{
+	const struct ruby_layout *L = t->L;
+	memset(out, 0, sizeof(*out));
+	if (!at->iseq || !at->ep)
+		return 0;
+	if (L->body_local_table < 0 || L->body_local_table_size < 0)
+		return ERR_UNSUPPORTED;
+	uint64_t body, table;
+	uint32_t size, params = 0;
+	int err = mem_read_u64(&t->mem, at->iseq + (uint64_t)L->iseq_body, &body);
+	err = err ?: mem_read_u64(&t->mem, body + (uint64_t)L->body_local_table, &table);
+	err = err ?: mem_read_u32(&t->mem, body + (uint64_t)L->body_local_table_size, &size);
+	if (!err && L->body_param_size >= 0)
+		err = mem_read_u32(&t->mem, body + (uint64_t)L->body_param_size, &params);
+	if (err)
+		return err;
+	if (!size)
+		return 0;
+	if (size > LOCAL_TABLE_MAX || !table)
+		return ERR_CORRUPT;
+	/* Local i lives at ep[-(size - i + 2)]: below the env's three words (method entry, specval, flags). */
+	uint64_t *ids = malloc((size_t)size * 8), *vals = malloc((size_t)size * 8);
+	if (!ids || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = mem_read(&t->mem, table, ids, (size_t)size * 8)) ||
+	    (err = mem_read(&t->mem, at->ep - ((uint64_t)size + 2) * 8, vals, (size_t)size * 8)))
+		goto out;
+	for (uint32_t i = 0; i < size && !err; i++) {
+		uint32_t name = ids[i] ? ruby_id_name(t, ids[i]) : 0;
+		if (name && user_local(strtab_get(&t->strs, name)))
+			err = add(t, out, name, i < params, vals[i]);
+	}
+out:
+	free(ids);
+	free(vals);
+	if (err)
+		ruby_locals_free(out);
+	return err;
+}
+
+/* 2.7: an st_table of ID -> value. */
+static int st_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals *out)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t hdr[8];
+	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+		 bound = hdr[L->st_entries_bound / 8];
+	size_t esz = (size_t)L->st_entry_size;
+	if (bound < start || bound - start > LOCALS_MAX * 4 || esz > 24)
+		return ERR_CORRUPT;
+	size_t n = (size_t)(bound - start);
+	unsigned char *e = malloc(n * esz + 1);
+	if (!e)
+		return -ENOMEM;
+	err = mem_read(&t->mem, entries + start * esz, e, n * esz);
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t hash, key, val;
+		memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
+		memcpy(&key, e + i * esz + L->st_entry_key, 8);
+		memcpy(&val, e + i * esz + L->st_entry_record, 8);
+		uint32_t name = hash != ~0ULL ? ruby_id_name(t, key) : 0;
+		if (name)
+			err = add(t, out, name, 0, val);
+	}
+	free(e);
+	return err;
+}
+
+/* 3.0+: an rb_id_table, its keys ID serials (0: an empty slot). */
+static int idtbl_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals *out)
+{
+	const struct ruby_layout *L = t->L;
+	int32_t capa;
+	uint64_t items;
+	int err = mem_read(&t->mem, tbl + (uint64_t)L->idtbl_capa, &capa, sizeof(capa));
+	err = err ?: mem_read_u64(&t->mem, tbl + (uint64_t)L->idtbl_items, &items);
+	if (err)
+		return err;
+	size_t isz = (size_t)L->id_item_size;
+	if (capa < 0 || capa > LOCALS_MAX * 8 || isz > 32)
+		return ERR_CORRUPT;
+	if (!capa || !items)
+		return 0;
+	unsigned char *e = malloc((size_t)capa * isz);
+	if (!e)
+		return -ENOMEM;
+	err = mem_read(&t->mem, items, e, (size_t)capa * isz);
+	for (int32_t i = 0; i < capa && !err; i++) {
+		uint32_t serial;
+		uint64_t val;
+		memcpy(&serial, e + (size_t)i * isz + L->id_item_key, 4);
+		memcpy(&val, e + (size_t)i * isz + L->id_item_val, 8);
+		if (!serial)
+			continue;
+		/* an ID of that serial (the scope bits do not matter to its name) */
+		uint64_t id = serial > (uint64_t)L->last_op_id ? (uint64_t)serial << L->id_scope_shift | 1 : serial;
+		uint32_t name = ruby_id_name(t, id);
+		if (name)
+			err = add(t, out, name, 0, val);
+	}
+	free(e);
+	return err;
+}
+
+int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *out)
+{
+	const struct ruby_layout *L = t->L;
+	memset(out, 0, sizeof(*out));
+	if (L->ec_local_storage < 0)
+		return ERR_UNSUPPORTED;
+	uint64_t ec, tbl;
+	int err = mem_read_u64(&t->mem, th + (uint64_t)L->th_ec, &ec);
+	err = err ?: mem_read_u64(&t->mem, ec + (uint64_t)L->ec_local_storage, &tbl);
+	if (err || !tbl)
+		return err;
+	err = L->ec_local_storage_idtbl ? idtbl_locals(t, tbl, out) : st_locals(t, tbl, out);
+	if (err)
+		ruby_locals_free(out);
+	return err;
+}
+
+void ruby_locals_free(struct ruby_locals *l)
+{
+	for (int i = 0; i < l->n; i++)
+		ruby_shown_free(&l->v[i].value);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,36 @@
+/* locals.h: a frame's local variables and a thread's fiber-local variables, read from outside (snapshot --locals). */
+#ifndef RBSCOPE_LOCALS_H
+#define RBSCOPE_LOCALS_H
+
+#include <stdint.h>
+
+#include "sample.h"
+#include "target.h"
+#include "value.h"
+
+#define LOCALS_MAX 256 /* variables shown of one frame or thread (the rest counted in more) */
+
+struct ruby_local {
+	uint32_t name; /* strtab id: the variable's name, or a fiber-local's key */
+	int arg;       /* a parameter of its method or block */
+	struct ruby_shown value;
+};
+
+struct ruby_locals {
+	int n, more;
+	struct ruby_local *v;
+};
+
+/*
+ * The local variables of a Ruby frame (at, from a sample taken with
+ * WALK_LOCALS): its iseq's local table, parameters first, each read from the
+ * frame's env as it is now. Variables Ruby does not name (anonymous `*`, `&`
+ * and the like) are left out, as binding.local_variables leaves them out. A
+ * C frame, or a frame without an iseq, has none. 0 or negative.
+ */
+int ruby_frame_locals(struct ruby_target *t, const struct ruby_frame_at *at, struct ruby_locals *out);
+/* The fiber-local variables (Thread#[]) of the fiber the thread at th runs now. 0 or negative. */
+int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *out);
+void ruby_locals_free(struct ruby_locals *l);
+
+#endif

@@ -1,0 +1,525 @@
+/* value.c: a Ruby value read out of a target's memory and shown as Ruby's inspect shows it (snapshot --locals). */
+#include "value.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/buf.h"
+#include "../lib/err.h"
+#include "frames.h"
+#include "object.h"
+
+#define VALUE_TEXT_MAX (16 * 1024) /* one value's text */
+#define HASH_SCAN 64               /* st_table entries looked at for the first few (deleted ones skipped) */
+
+struct show {
+	struct ruby_target *t;
+	struct buf *b;
+	struct ruby_shown *out; /* the outermost value's (class, encoding, torn) */
+};
+
+static void show_value(struct show *sh, uint64_t v, int depth);
+
+const char *ruby_encoding_name(const struct ruby_target *t, unsigned i)
+{
+	const struct ruby_layout *L = t->L;
+	if (i == (unsigned)L->encindex_utf_8)
+		return "UTF-8";
+	if (i == (unsigned)L->encindex_binary)
+		return "ASCII-8BIT";
+	if (i == (unsigned)L->encindex_us_ascii)
+		return "US-ASCII";
+	return NULL;
+}
+
+/* The length of the UTF-8 character at s (n bytes left) and its code point, or 0 if it is not one. */
+static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len || len > n)
+		return 0;
+	uint32_t v = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	if (v < least[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0; /* overlong, out of range, a surrogate */
+	*cp = v;
+	return len;
+}
+
+/* The bytes of a String between double quotes, escaped as String#inspect escapes them. */
+static void str_inspect(struct buf *b, const unsigned char *s, size_t n, int utf8)
+{
+	buf_addch(b, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		const char *esc = NULL;
+		switch (c) {
+		case '"': esc = "\\\""; break;
+		case '\\': esc = "\\\\"; break;
+		case '\n': esc = "\\n"; break;
+		case '\r': esc = "\\r"; break;
+		case '\t': esc = "\\t"; break;
+		case '\f': esc = "\\f"; break;
+		case '\v': esc = "\\v"; break;
+		case '\b': esc = "\\b"; break;
+		case '\a': esc = "\\a"; break;
+		case 033: esc = "\\e"; break;
+		case '#':
+			if (i + 1 < n && (s[i + 1] == '{' || s[i + 1] == '$' || s[i + 1] == '@'))
+				esc = "\\#";
+			break;
+		}
+		if (esc) {
+			buf_adds(b, esc);
+			i++;
+			continue;
+		}
+		uint32_t cp;
+		size_t len = utf8 ? utf8_char(s + i, n - i, &cp) : 0;
+		if (c >= 0x20 && c < 0x7f) {
+			buf_addch(b, (char)c);
+			i++;
+		} else if (len && cp >= 0xa0) {
+			buf_add(b, s + i, len); /* printable beyond ASCII, as is */
+			i += len;
+		} else if (len) {
+			buf_addf(b, "\\u%04X", (unsigned)cp); /* a control character */
+			i += len;
+		} else {
+			buf_addf(b, "\\x%02X", c); /* not a character of its encoding */
+			i++;
+		}
+	}
+	buf_addch(b, '"');
+}
+
+/* Drop the bytes of a UTF-8 character cut by the end of the first n bytes read of a longer string. */
+static size_t utf8_cut(const unsigned char *s, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char c = s[n - back];
+		if ((c & 0xc0) == 0x80)
+			continue;
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1;
+		return len > back ? n - back : n;
+	}
+	return n;
+}
+
+/* A Float as Float#inspect writes it: the shortest digits that read back, fixed or with an exponent. */
+static void float_text(struct buf *b, double d)
+{
+	if (isnan(d)) {
+		buf_adds(b, "NaN");
+		return;
+	}
+	if (isinf(d)) {
+		buf_adds(b, d < 0 ? "-Infinity" : "Infinity");
+		return;
+	}
+	char tmp[48];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	const char *p = tmp;
+	if (*p == '-') {
+		buf_addch(b, '-');
+		p++;
+	}
+	char digs[24];
+	int nd = 0;
+	for (; *p && *p != 'e'; p++)
+		if (*p != '.' && nd < (int)sizeof(digs) - 1)
+			digs[nd++] = *p;
+	int decpt = (*p == 'e' ? atoi(p + 1) : 0) + 1;
+	while (nd > 1 && digs[nd - 1] == '0')
+		nd--;
+	digs[nd] = '\0';
+	if (decpt > 0 && decpt < nd) {
+		buf_addf(b, "%.*s.%s", decpt, digs, digs + decpt);
+	} else if (decpt > 0 && decpt <= 15) {
+		buf_adds(b, digs);
+		for (int i = nd; i < decpt; i++)
+			buf_addch(b, '0');
+		buf_adds(b, ".0");
+	} else if (decpt <= 0 && decpt > -4) {
+		buf_adds(b, "0.");
+		for (int i = 0; i < -decpt; i++)
+			buf_addch(b, '0');
+		buf_adds(b, digs);
+	} else {
+		buf_addf(b, "%c.%se%+03d", digs[0], nd > 1 ? digs + 1 : "0", decpt - 1);
+	}
+}
+
+/* Is name an identifier (with an optional ? ! or = at its end), as a label or :sym writes it bare? */
+static int identifier(const char *s, int allow_eq)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	if (!*p || (*p >= '0' && *p <= '9'))
+		return 0;
+	for (; *p; p++) {
+		if (*p == '_' || *p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+			continue;
+		return (*p == '?' || *p == '!' || (allow_eq && *p == '=')) && !p[1];
+	}
+	return 1;
+}
+
+/* Can :name be written without quotes? */
+static int bare_symbol(const char *s)
+{
+	static const char *const ops[] = { "+", "-", "*", "/", "%", "**", "==", "===", "!=", "=~", "!~", "!", "<", ">",
+					   "<=", ">=", "<=>", "<<", ">>", "&", "|", "^", "~", "+@", "-@", "[]", "[]=",
+					   "`" };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(s, ops[i]))
+			return 1;
+	if (s[0] == '@')
+		return identifier(s + (s[1] == '@' ? 2 : 1), 0) && !strpbrk(s, "?!");
+	if (s[0] == '$')
+		return identifier(s + 1, 0) && !strpbrk(s, "?!");
+	return identifier(s, 1);
+}
+
+static void symbol_text(struct buf *b, const char *name, int label)
+{
+	if (label) { /* a Hash's key as 3.4 writes it: `key: ` */
+		if (identifier(name, 0))
+			buf_addf(b, "%s: ", name);
+		else {
+			str_inspect(b, (const unsigned char *)name, strlen(name), 1);
+			buf_adds(b, ": ");
+		}
+		return;
+	}
+	buf_addch(b, ':');
+	if (bare_symbol(name))
+		buf_adds(b, name);
+	else
+		str_inspect(b, (const unsigned char *)name, strlen(name), 1);
+}
+
+static void torn(struct show *sh, const char *what)
+{
+	sh->out->torn = 1;
+	buf_addf(sh->b, "(%s)", what);
+}
+
+/* The name of the class of an object whose klass is klass and type is type (a built-in name if it has none). */
+static uint32_t class_of(struct ruby_target *t, uint64_t klass, int type)
+{
+	int singleton;
+	uint32_t c = klass ? ruby_class_name(t, klass, &singleton) : 0;
+	if (c && !singleton)
+		return c;
+	const struct ruby_layout *L = t->L;
+	const char *n = type == L->t_object ? "Object" : type == L->t_string ? "String" : type == L->t_array ? "Array" :
+			type == L->t_hash ? "Hash" : type == L->t_float ? "Float" : type == L->t_bignum ? "Integer" :
+			type == L->t_symbol ? "Symbol" : type == L->t_regexp ? "Regexp" : type == L->t_struct ? "Struct" :
+			type == L->t_class ? "Class" : type == L->t_module ? "Module" : NULL;
+	return n ? ruby_intern(t, n) : 0;
+}
+
+static void show_string(struct show *sh, uint64_t v, int depth)
+{
+	struct ruby_target *t = sh->t;
+	unsigned char s[VALUE_STR_BYTES + 1];
+	uint64_t len, flags;
+	int n = ruby_string_peek(t, v, (char *)s, sizeof(s), &len, &flags);
+	if (n < 0) {
+		torn(sh, "unreadable String");
+		return;
+	}
+	unsigned enc = (unsigned)((flags & (uint64_t)t->L->enc_mask) >> t->L->enc_shift);
+	const char *name = ruby_encoding_name(t, enc);
+	int utf8 = enc == (unsigned)t->L->encindex_utf_8;
+	size_t shown = (size_t)n;
+	if (utf8 && shown < len)
+		shown = utf8_cut(s, shown);
+	str_inspect(sh->b, s, shown, utf8);
+	if (shown < len)
+		buf_addf(sh->b, "... (%llu bytes)", (unsigned long long)len);
+	if (!name)
+		buf_addf(sh->b, " (encoding #%u)", enc);
+	if (depth == 0)
+		sh->out->encoding = name ? name : "";
+}
+
+static void show_symbol_object(struct show *sh, uint64_t v, int label)
+{
+	char name[256];
+	uint64_t fstr;
+	if (mem_read_u64(&sh->t->mem, v + (uint64_t)sh->t->L->rsymbol_fstr, &fstr) ||
+	    ruby_read_string(sh->t, fstr, name, sizeof(name)))
+		torn(sh, "unreadable Symbol");
+	else
+		symbol_text(sh->b, name, label);
+}
+
+/* An immediate's class name, or NULL when v is a heap object. */
+static const char *immediate_class(const struct ruby_layout *L, uint64_t v)
+{
+	if (v & (uint64_t)L->fixnum_flag)
+		return "Integer";
+	if ((v & (uint64_t)L->flonum_mask) == (uint64_t)L->flonum_flag)
+		return "Float";
+	if ((v & ~(~0ULL << L->special_shift)) == (uint64_t)L->symbol_flag)
+		return "Symbol";
+	if (v == (uint64_t)L->qnil)
+		return "NilClass";
+	if (v == (uint64_t)L->qtrue)
+		return "TrueClass";
+	if (v == (uint64_t)L->qfalse)
+		return "FalseClass";
+	return NULL;
+}
+
+/* A Flonum's double (Ruby keeps 62 bits of it, the exponent's top bits rotated out). */
+static double flonum(uint64_t v)
+{
+	if (v == 0x8000000000000002ULL)
+		return 0.0;
+	uint64_t b63 = v >> 63, x = (2 - b63) | (v & ~3ULL);
+	x = x >> 3 | x << 61;
+	double d;
+	memcpy(&d, &x, sizeof(d));
+	return d;
+}
+
+/* Up to max elements of the Array at v (its flags read); their count, or negative. *len gets its size. */
+static int array_head(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *out, int max, uint64_t *len)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t ptr;
+	int err = 0;
+	if (flags & (uint64_t)L->rarray_embed_flag) {
+		*len = (flags & (uint64_t)L->rarray_embed_len_mask) >> L->rarray_embed_len_shift;
+		ptr = v + (uint64_t)L->rarray_embed_ary;
+	} else {
+		err = mem_read_u64(&t->mem, v + (uint64_t)L->rarray_heap_len, len);
+		err = err ?: mem_read_u64(&t->mem, v + (uint64_t)L->rarray_heap_ptr, &ptr);
+	}
+	if (err)
+		return err;
+	if (*len >> 40)
+		return ERR_CORRUPT;
+	int n = *len < (uint64_t)max ? (int)*len : max;
+	return n && (err = mem_read(&t->mem, ptr, out, (size_t)n * 8)) ? err : n;
+}
+
+/* Up to max pairs of the Hash at v (its flags read): their count, or negative (ERR_UNSUPPORTED: no table known). */
+static int hash_head(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *keys, uint64_t *vals, int max,
+		     uint64_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	if (L->rhash_table_ptr < 0 && L->rhash_table_inline < 0)
+		return ERR_UNSUPPORTED;
+	uint64_t table = v + (uint64_t)L->rhash_table_inline;
+	int err = 0, n = 0;
+	if (L->rhash_table_ptr >= 0 && (err = mem_read_u64(&t->mem, v + (uint64_t)L->rhash_table_ptr, &table)))
+		return err;
+	if (flags & (uint64_t)L->rhash_st_flag) {
+		uint64_t hdr[8];
+		if (!table || (err = mem_read(&t->mem, table, hdr, sizeof(hdr))))
+			return table ? err : ERR_CORRUPT;
+		uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+			 bound = hdr[L->st_entries_bound / 8];
+		*size = hdr[L->st_num_entries / 8];
+		if (bound < start || *size >> 40)
+			return ERR_CORRUPT;
+		size_t esz = (size_t)L->st_entry_size, look = bound - start < HASH_SCAN ? (size_t)(bound - start) : HASH_SCAN;
+		unsigned char e[HASH_SCAN * 24];
+		if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
+			return err ? err : ERR_UNSUPPORTED;
+		for (size_t i = 0; i < look && n < max; i++) {
+			uint64_t hash;
+			memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
+			if (hash == ~0ULL)
+				continue; /* deleted */
+			memcpy(&keys[n], e + i * esz + L->st_entry_key, 8);
+			memcpy(&vals[n++], e + i * esz + L->st_entry_record, 8);
+		}
+		return n;
+	}
+	*size = (flags & (uint64_t)L->rhash_ar_size_mask) >> L->rhash_ar_size_shift;
+	uint64_t bound = (flags & (uint64_t)L->rhash_ar_bound_mask) >> L->rhash_ar_bound_shift;
+	if (!*size)
+		return 0;
+	if (!table || bound > 16)
+		return ERR_CORRUPT;
+	uint64_t pairs[32];
+	if ((err = mem_read(&t->mem, table + (uint64_t)L->ar_pairs, pairs, (size_t)bound * 16)))
+		return err;
+	for (uint64_t i = 0; i < bound && n < max; i++) {
+		if (pairs[2 * i] == (uint64_t)L->qundef)
+			continue; /* cleared */
+		keys[n] = pairs[2 * i];
+		vals[n++] = pairs[2 * i + 1];
+	}
+	return n;
+}
+
+/* Is v a static or dynamic Symbol? Its name into name if so. */
+static int symbol_name(struct ruby_target *t, uint64_t v, char *name, size_t cap)
+{
+	const struct ruby_layout *L = t->L;
+	if ((v & ~(~0ULL << L->special_shift)) == (uint64_t)L->symbol_flag) {
+		uint32_t id = ruby_id_name(t, v >> L->special_shift);
+		snprintf(name, cap, "%s", id ? strtab_get(&t->strs, id) : "");
+		return id != 0;
+	}
+	uint64_t fstr;
+	return ruby_is_heap(t, v) && ruby_type_of(t, v, NULL) == L->t_symbol &&
+	       !mem_read_u64(&t->mem, v + (uint64_t)L->rsymbol_fstr, &fstr) && !ruby_read_string(t, fstr, name, cap);
+}
+
+static void show_container(struct show *sh, uint64_t v, uint64_t flags, int type, uint32_t cls, int depth)
+{
+	struct ruby_target *t = sh->t;
+	const struct ruby_layout *L = t->L;
+	const char *what = type == L->t_array ? "Array" : "Hash";
+	uint64_t keys[VALUE_ELEMENTS], vals[VALUE_ELEMENTS], size = 0;
+	int n = type == L->t_array ? array_head(t, v, flags, vals, VALUE_ELEMENTS, &size) :
+				     hash_head(t, v, flags, keys, vals, VALUE_ELEMENTS, &size);
+	const char *cname = cls ? strtab_get(&t->strs, cls) : what;
+	if (n == ERR_UNSUPPORTED) {
+		buf_addf(sh->b, "#<%s>", cname);
+		return;
+	}
+	if (n < 0) {
+		torn(sh, type == L->t_array ? "unreadable Array" : "unreadable Hash");
+		return;
+	}
+	if (depth > 0) { /* one level of elements */
+		buf_addf(sh->b, "#<%s size=%llu>", cname, (unsigned long long)size);
+		return;
+	}
+	uint64_t again;
+	buf_addch(sh->b, type == L->t_array ? '[' : '{');
+	for (int i = 0; i < n; i++) {
+		if (i)
+			buf_adds(sh->b, ", ");
+		if (type == L->t_array) {
+			show_value(sh, vals[i], depth + 1);
+			continue;
+		}
+		char name[256];
+		if (L->api_major * 100 + L->api_minor >= 304 && symbol_name(t, keys[i], name, sizeof(name))) {
+			symbol_text(sh->b, name, 1);
+		} else {
+			show_value(sh, keys[i], depth + 1);
+			buf_adds(sh->b, L->api_major * 100 + L->api_minor >= 304 ? " => " : "=>");
+		}
+		show_value(sh, vals[i], depth + 1);
+	}
+	if ((uint64_t)n < size)
+		buf_adds(sh->b, n ? ", ..." : "...");
+	buf_addch(sh->b, type == L->t_array ? ']' : '}');
+	if ((uint64_t)n < size)
+		buf_addf(sh->b, " (%s size %llu)", cname, (unsigned long long)size);
+	/* The elements were read after the header: the same header after them, or it changed under the read. */
+	if (mem_read_u64(&t->mem, v + (uint64_t)L->rbasic_flags, &again) || again != flags)
+		torn(sh, "changed as it was read");
+}
+
+static void show_value(struct show *sh, uint64_t v, int depth)
+{
+	struct ruby_target *t = sh->t;
+	const struct ruby_layout *L = t->L;
+	const char *imm = immediate_class(L, v);
+	if (imm || !ruby_is_heap(t, v)) {
+		if (depth == 0)
+			sh->out->simple = 1, sh->out->cls = imm ? ruby_intern(t, imm) : 0;
+		if (!imm)
+			buf_adds(sh->b, v == (uint64_t)L->qundef ? "(undefined)" : "(not a value)");
+		else if (v & (uint64_t)L->fixnum_flag)
+			buf_addf(sh->b, "%lld", (long long)((int64_t)v >> 1));
+		else if (*imm == 'F' && imm[1] == 'l')
+			float_text(sh->b, flonum(v));
+		else if (*imm == 'S') {
+			char name[256];
+			if (symbol_name(t, v, name, sizeof(name)))
+				symbol_text(sh->b, name, 0);
+			else
+				torn(sh, "unknown Symbol");
+		} else
+			buf_adds(sh->b, v == (uint64_t)L->qnil ? "nil" : v == (uint64_t)L->qtrue ? "true" : "false");
+		return;
+	}
+	uint64_t hdr[2];
+	if (mem_read(&t->mem, v, hdr, sizeof(hdr))) {
+		torn(sh, "unreadable");
+		return;
+	}
+	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8];
+	int type = (int)(flags & (uint64_t)L->t_mask);
+	if (type == L->t_none || type == L->t_moved || type == L->t_zombie) {
+		torn(sh, type == L->t_none ? "freed" : type == L->t_moved ? "moved by GC.compact" : "being finalized");
+		return;
+	}
+	if (!klass && type != L->t_class && type != L->t_module) { /* a hidden object: not a user's value */
+		torn(sh, "hidden object");
+		return;
+	}
+	uint32_t cls = class_of(t, klass, type);
+	if (depth == 0) {
+		sh->out->cls = cls;
+		sh->out->simple = type == L->t_string || type == L->t_float || type == L->t_symbol;
+	}
+	if (type == L->t_string) {
+		show_string(sh, v, depth);
+	} else if (type == L->t_float) {
+		double d;
+		if (mem_read(&t->mem, v + (uint64_t)L->rfloat_value, &d, sizeof(d)))
+			torn(sh, "unreadable Float");
+		else
+			float_text(sh->b, d);
+	} else if (type == L->t_symbol) {
+		show_symbol_object(sh, v, 0);
+	} else if (type == L->t_array || type == L->t_hash) {
+		show_container(sh, v, flags, type, cls, depth);
+	} else if (type == L->t_class || type == L->t_module) {
+		int singleton;
+		uint32_t name = ruby_class_name(t, v, &singleton);
+		if (depth == 0)
+			sh->out->cls = ruby_intern(t, type == L->t_class ? "Class" : "Module");
+		if (!name)
+			buf_addf(sh->b, "#<%s>", type == L->t_class ? "Class" : "Module");
+		else
+			buf_addf(sh->b, singleton ? "#<Class:%s>" : "%s", strtab_get(&t->strs, name));
+	} else if (type == L->t_object && L->vm_top_self >= 0 && t->vm &&
+		   !mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_top_self, &klass) && klass == v) {
+		buf_adds(sh->b, "main"); /* the top level's self, as Ruby shows it */
+	} else {
+		buf_addf(sh->b, "#<%s>", cls ? strtab_get(&t->strs, cls) : "?");
+	}
+}
+
+int ruby_value_show(struct ruby_target *t, uint64_t v, struct ruby_shown *out)
+{
+	struct buf b = BUF_INIT(VALUE_TEXT_MAX);
+	memset(out, 0, sizeof(*out));
+	struct show sh = { t, &b, out };
+	show_value(&sh, v, 0);
+	out->text = strdup(buf_str(&b));
+	buf_free(&b);
+	return out->text ? 0 : -ENOMEM;
+}
+
+void ruby_shown_free(struct ruby_shown *s)
+{
+	free(s->text);
+	s->text = NULL;
+}

@@ -1,0 +1,111 @@
+# locals.rb: frames whose arguments and locals hold values of every kind, parked; before "ready" it prints its own
+# view of them (binding.local_variable_get's inspect and class, frame by frame, and its threads' Thread#[]) as
+# "oracle" lines of JSON, for snapshot --locals to be checked against (tests/integration/locals.sh).
+require "json"
+Encoding.default_external = Encoding::UTF_8 # (inspect writes é as it is, as rbscope does, whatever the locale)
+
+FIXNUM_MAX = 2**62 - 1
+Point = Struct.new(:x, :y)
+class Shape
+  def initialize(name)
+    @name = name
+  end
+end
+
+$bindings = []
+$oracle = []
+
+def note(b, frame)
+  b.local_variables.each do |n|
+    v = b.local_variable_get(n)
+    simple = v.nil? || v == true || v == false || v.is_a?(Symbol) || v.is_a?(Float) ||
+             (v.is_a?(Integer) && v.abs <= FIXNUM_MAX) || v.is_a?(String)
+    $oracle << { frame: frame, name: n.to_s, class: v.class.name || "", inspect: simple ? v.inspect : "",
+                 simple: simple, bytes: v.is_a?(String) ? v.bytesize : 0 }
+  end
+end
+
+class Shape
+  # self here is a Shape: snapshot shows it as #<Shape>.
+  def deep(lv_kw:, lv_opt: 3, **lv_opts)
+    lv_nil = nil
+    lv_true = true
+    lv_false = false
+    lv_zero = 0
+    lv_neg = -5
+    lv_fixmax = FIXNUM_MAX
+    lv_big = 2**70
+    lv_float = 2.5
+    lv_tenth = 0.1
+    lv_small = -1.0e-05
+    lv_huge = 1.0e+20
+    lv_inf = Float::INFINITY
+    lv_denormal = 5.0e-320
+    lv_digits = 123456.789
+    lv_three = 3.0
+    lv_sym = :foo
+    lv_sym_space = :"with space"
+    lv_sym_q = :empty?
+    lv_sym_op = :+
+    lv_sym_iv = :@name
+    lv_dsym = "dyn_#{lv_kw}".to_sym
+    lv_str = "plain"
+    lv_escapes = "quote\"back\\slash\n\ttab\e[1m"
+    lv_interp = "#" + "{not} #$x #@y"
+    lv_utf8 = "héllo 日本"
+    lv_binary = "\xff\x00ab".b
+    lv_invalid = "bad\xffutf8"
+    lv_ascii = "ascii".encode("US-ASCII")
+    lv_edge = "x" * 64
+    lv_long = "y" * 1000
+    lv_arr = [1, "two", :three, 4.0]
+    lv_hash = { a: 1, "b" => 2 }
+    lv_huge_arr = Array.new(1_000_000) { |i| i }
+    lv_cyclic = []
+    lv_cyclic << lv_cyclic
+    lv_struct = Point.new(1, 2)
+    lv_obj = Shape.new("sq")
+    lv_range = (1..10)
+    lv_class = String
+    lv_module = Comparable
+    lv_proc = proc { 1 }
+    lv_time = Time.at(0)
+    note(binding, "Shape#deep")
+    File.write("/dev/null", "") # (nothing: the frame is parked below)
+    park
+    lv_later = 1 # assigned after the park: nil until then
+    lv_later
+  end
+
+  def park
+    Thread.current[:fl_request] = "req-42"
+    Thread.current[:fl_count] = 7
+    Thread.current.thread_variable_set(:tv_ignored, 1)
+    other = Thread.new do
+      Thread.current[:fl_worker] = :w1
+      th_local = "in thread"
+      note(binding, "block in Shape#park")
+      sleep
+    end
+    sleep 0.01 until other.status == "sleep"
+    $oracle << { fiber_locals: "main", values: { "fl_request" => "req-42".inspect, "fl_count" => "7" } }
+    $oracle << { fiber_locals: "other", values: { "fl_worker" => ":w1" } }
+    $oracle.each { |o| puts "oracle #{JSON.generate(o)}" }
+    puts "ready"
+    $stdout.flush
+    sleep
+  end
+end
+
+def level1(lv_arg, lv_default = "dflt", *lv_rest)
+  lv_l1 = lv_arg * 2
+  note(binding, "Object#level1")
+  [lv_l1].each do |lv_item|
+    lv_in_block = lv_item + 1
+    note(binding, "block in Object#level1")
+    Shape.new("circle").deep(lv_kw: lv_in_block, lv_extra: 9)
+  end
+end
+
+$stdout.sync = true
+level1(21, "given", :r1, :r2)
