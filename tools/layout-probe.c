@@ -32,9 +32,10 @@
 #if V(2, 8)
 #include "internal/hash.h"
 #include "internal/numeric.h"
+#include "internal/struct.h"
 #endif
 #include "encindex.h"
-#include "probe_private.h" /* st.c, symbol.c and id_table.c private definitions, extracted by gen-layouts */
+#include "probe_private.h" /* st.c, symbol.c, id_table.c and hash.c private definitions, extracted by gen-layouts */
 #include <stdio.h>
 #include <string.h>
 #include "layout_fields.h"
@@ -303,9 +304,24 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_classext_iv_ptr NONE
 #endif
 
-/* 3.2 keeps a class's path in an ivar (__classpath__) whose slot only its shape tells. */
-#if V(3, 2) && !V(3, 3)
+/*
+ * Object shapes (3.2-3.4): which ivar is in which slot. 3.2 keeps a class's
+ * path in an ivar (__classpath__) whose slot only its shape tells, and its
+ * shape list in rb_vm_t; 3.3 and 3.4 in rb_shape_tree_ptr's tree.
+ */
+#if V(3, 2) && !V(4, 0)
+#if V(3, 3)
+#define F_vm_shape_list NONE
+#define F_shape_tree_list OFF(rb_shape_tree_t, shape_list)
+#define F_shape_tree_root OFF(rb_shape_tree_t, root_shape)
+#define F_shape_tree_next_id OFF(rb_shape_tree_t, next_shape_id)
+#else
 #define F_vm_shape_list OFF(rb_vm_t, shape_list)
+#define F_shape_tree_list NONE
+#define F_shape_tree_root NONE
+#define F_shape_tree_next_id NONE
+#endif
+#define F_shape_type_too_complex SHAPE_OBJ_TOO_COMPLEX
 #define F_shape_size ((long long)sizeof(rb_shape_t))
 #define F_shape_edge_name OFF(rb_shape_t, edge_name)
 #define F_shape_next_iv_index OFF(rb_shape_t, next_iv_index)
@@ -316,6 +332,10 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_shape_id_bits SHAPE_ID_NUM_BITS
 #else
 #define F_vm_shape_list NONE
+#define F_shape_tree_list NONE
+#define F_shape_tree_root NONE
+#define F_shape_tree_next_id NONE
+#define F_shape_type_too_complex NONE
 #define F_shape_size NONE
 #define F_shape_edge_name NONE
 #define F_shape_next_iv_index NONE
@@ -424,9 +444,10 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 
 /*
  * RHash. 3.2's internal headers come over the donor's (3.3's) internal/hash.h,
- * which describes 3.3's hash: no table for 3.2 (its hashes show their class).
+ * which describes 3.3's hash, and 2.6's ar_table holds (hash, key, value)
+ * triples: no table for either (their hashes show their class).
  */
-#if V(3, 2) && !V(3, 3)
+#if (V(3, 2) && !V(3, 3)) || !V(2, 7)
 #define RBSCOPE_NO_HASH 1
 #endif
 #ifdef RBSCOPE_NO_HASH
@@ -447,12 +468,11 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #if V(3, 3)
 #define F_rhash_table_ptr NONE
 #define F_rhash_table_inline ((long long)sizeof(struct RHash))
-#define F_ar_pairs OFF(ar_table, pairs)
 #else
 #define F_rhash_table_ptr OFF(struct RHash, as)
 #define F_rhash_table_inline NONE
-#define F_ar_pairs 0 /* hash.c's ar_table: the pairs alone */
 #endif
+#define F_ar_pairs OFF(ar_table, pairs) /* (hash.c's own ar_table to 3.2, extracted by gen-layouts) */
 #endif
 #define F_st_num_entries OFF(st_table, num_entries)
 #define F_st_entry_hash OFF(st_table_entry, hash)
@@ -470,6 +490,43 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_id_item_size ((long long)sizeof(item_t))
 #define F_id_item_key OFF(item_t, key)
 #define F_id_item_val OFF(item_t, val)
+
+/* Instance variables and Struct members (snapshot --locals); 4.0's objects keep theirs in a fields object: none. */
+#if V(4, 0)
+#define F_robject_embed_flag NONE
+#define F_robject_embed_len NONE
+#define F_robject_embed_ary NONE
+#define F_robject_heap_numiv NONE
+#define F_robject_heap_ivptr NONE
+#define F_rclass_super NONE
+#else
+#define F_robject_embed_flag ((long long)ROBJECT_EMBED)
+#define F_robject_embed_ary OFF(struct RObject, as.ary)
+#define F_robject_heap_ivptr OFF(struct RObject, as.heap.ivptr)
+#define F_rclass_super OFF(struct RClass, super)
+#if V(3, 2)
+#define F_robject_embed_len NONE /* (the shape says which slots hold ivars) */
+#define F_robject_heap_numiv NONE
+#else
+#define F_robject_embed_len ROBJECT_EMBED_LEN_MAX
+#define F_robject_heap_numiv OFF(struct RObject, as.heap.numiv)
+#endif
+#endif
+#if V(3, 2)
+#define F_classext_iv_index_tbl NONE
+#else
+#define F_classext_iv_index_tbl OFF(rb_classext_t, iv_index_tbl)
+#endif
+#if V(3, 0) && !V(3, 2)
+#define F_iv_index_entry_index OFF(struct rb_iv_index_tbl_entry, index)
+#else
+#define F_iv_index_entry_index NONE /* (2.6, 2.7: the table's value is the index itself) */
+#endif
+#define F_rstruct_embed_len_mask ((long long)RSTRUCT_EMBED_LEN_MASK)
+#define F_rstruct_embed_len_shift RSTRUCT_EMBED_LEN_SHIFT
+#define F_rstruct_heap_len OFF(struct RStruct, as.heap.len)
+#define F_rstruct_heap_ptr OFF(struct RStruct, as.heap.ptr)
+#define F_rstruct_embed_ary OFF(struct RStruct, as.ary)
 
 #define EMIT(name) printf("\t.%s = %lld,\n", #name, (long long)(F_##name));
 /* "paths" mode: each field and the expression it was measured with, for the DWARF reader's table. */

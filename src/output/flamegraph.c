@@ -2,6 +2,7 @@
 #include "flamegraph.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ struct fg_node {
 	uint32_t parent, func, depth;
 	uint32_t first, next; /* children, in label order; 0 ends (node 0 is the root) */
 	uint64_t count, x;    /* samples in this node and under it; offset from the left in samples */
+	uint64_t base;        /* a diff's (output_options.diff): BASE's weight in this node and under it */
 };
 
 struct fg_tree {
@@ -109,8 +111,15 @@ static int by_ranks(const void *a, const void *b)
  * order, with no lookup table (a million samples make millions of nodes,
  * where a hash table's misses were most of the time).
  */
+/* The diff whose profile p is, when the command asked for a differential flame graph. */
+static const struct profile_diff *diff_of(const struct profile *p)
+{
+	return output_options.diff && &output_options.diff->p == p ? output_options.diff : NULL;
+}
+
 static int build_tree(const struct profile *p, struct fg_tree *t)
 {
+	const struct profile_diff *d = diff_of(p);
 	memset(t, 0, sizeof(*t));
 	int err = group_functions(p, t);
 	if (err)
@@ -128,7 +137,7 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 	t->len = 1;
 	uint32_t nord = 0;
 	for (uint32_t i = 0; i < p->nstacks; i++)
-		if (p->stacks[i].count)
+		if (p->stacks[i].count || (d && d->base[i]))
 			order[nord++] = i;
 	sort_profile = p;
 	sort_tree = t;
@@ -158,7 +167,7 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 			}
 			t->n = n;
 			uint32_t id = t->len++, parent = path[j];
-			t->n[id] = (struct fg_node){ parent, t->func_of_frame[p->pool[s->start + j]], j + 1, 0, 0, 0, 0 };
+			t->n[id] = (struct fg_node){ parent, t->func_of_frame[p->pool[s->start + j]], j + 1, 0, 0, 0, 0, 0 };
 			/* the previous stack's node at this depth is the last child so far of the same parent */
 			if (j == common && prev && common < prev->len)
 				t->n[path[j + 1]].next = id;
@@ -166,9 +175,11 @@ static int build_tree(const struct profile *p, struct fg_tree *t)
 				t->n[parent].first = id;
 			path[j + 1] = id;
 		}
-		uint64_t w = profile_stack_weight(p, order[k]);
-		for (uint32_t j = 0; j <= s->len && !err; j++)
+		uint64_t w = profile_stack_weight(p, order[k]), b = d ? d->base[order[k]] : 0;
+		for (uint32_t j = 0; j <= s->len && !err; j++) {
 			t->n[path[j]].count += w;
+			t->n[path[j]].base += b;
+		}
 		prev = s;
 	}
 	free(order);
@@ -332,8 +343,20 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 	fprintf(f, "<text class=\"reset\" x=\"%.0f\" y=\"44\">Reset zoom</text>\n", FG_PAD);
 	static const char *names[] = { "Ruby", "C method", "GC", "idle", "waiting for the GVL, blocked", "native",
 				       "class allocated" };
-	double lx = 110;
-	for (int k = 0; k < 7; k++) {
+	const struct profile_diff *d = diff_of(p);
+	double lx = 110, dmax = 0;
+	for (uint32_t i = 1; d && i < t.len; i++) {
+		double dd = fabs(profile_diff_pp(d, t.n[i].count, t.n[i].base));
+		dmax = dd > dmax ? dd : dmax;
+	}
+	if (d) { /* the legend of a diff: its colours say which way a share went */
+		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(255,60,60)\"/>"
+			"<text x=\"%.0f\" y=\"44\">grew</text>\n", lx, lx + 16);
+		fprintf(f, "<rect x=\"%.0f\" y=\"34\" width=\"12\" height=\"12\" fill=\"rgb(60,60,255)\"/>"
+			"<text x=\"%.0f\" y=\"44\">shrank (share of NEW against BASE; widths are NEW's)</text>\n",
+			lx + 70, lx + 86);
+	}
+	for (int k = 0; k < 7 && !d; k++) {
 		int allocs = p->kind == PROFILE_ALLOCS;
 		if (allocs ? k != FG_RUBY && k != FG_CFUNC && k != FG_CLASS : k == FG_CLASS)
 			continue; /* an allocation profile has classes, no GC, waits nor native frames; the others no classes */
@@ -357,6 +380,13 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 		enum fg_kind k = kind_of(p, fr);
 		int rgb[3];
 		colour(name, k, rgb);
+		double delta = d ? profile_diff_pp(d, nd->count, nd->base) : 0;
+		if (d) { /* deeper red the more it grew, blue the more it shrank, against the largest change */
+			int c = (int)(235 - 195 * (dmax > 0 ? fabs(delta) / dmax : 0));
+			rgb[0] = delta > 0 ? 255 : c;
+			rgb[1] = c;
+			rgb[2] = delta < 0 ? 255 : c;
+		}
 		double x = FG_PAD + usable * (double)nd->x / (double)total, w = usable * (double)nd->count / (double)total;
 		int y = FG_HEAD + (int)(depth - nd->depth) * FG_ROW;
 		output_frame_label(p, fr, 0, label, sizeof(label));
@@ -369,8 +399,13 @@ int flamegraph_svg(const struct profile *p, FILE *f, int standalone)
 		}
 		fputs("><title>", f);
 		xml_write_text(f, label, sizeof(label));
-		fprintf(f, " \xe2\x80\x94 %s %.*s, %.2f%%</title>", n, (int)strlen(unit) - (nd->count == 1), unit,
-			100.0 * (double)nd->count / (double)total);
+		if (d)
+			fprintf(f, " \xe2\x80\x94 NEW %.2f%%, BASE %.2f%%, %+.2f pp</title>",
+				100.0 * (double)nd->count / (double)(d->new_total ? d->new_total : 1),
+				100.0 * (double)nd->base / (double)(d->base_total ? d->base_total : 1), delta);
+		else
+			fprintf(f, " \xe2\x80\x94 %s %.*s, %.2f%%</title>", n, (int)strlen(unit) - (nd->count == 1), unit,
+				100.0 * (double)nd->count / (double)total);
 		fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w,
 			FG_ROW - 1, rgb[0], rgb[1], rgb[2]);
 		int chars = (int)((w - 6) / 7);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 
-struct output_options output_options = { 0.0001, NULL };
+struct output_options output_options = { .flame_min_width = 0.0001 };
 
 const struct output_format output_formats[] = {
 	{ "flamegraph", "interactive SVG flame graph: hover, click to zoom, search (any browser)", output_flamegraph, 0 },

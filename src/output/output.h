@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "../profile/diff.h"
 #include "../profile/profile.h"
 
 struct output_format {
@@ -69,13 +70,35 @@ struct pprof_options {
 	int (*labels)(void *ctx, int32_t tid, struct pprof_labels *out);
 	void *ctx;
 	const char *comment; /* replaces the one made from the profile's pid and command */
+	/*
+	 * A profile of diff->p: NEW's samples, then BASE's scaled to NEW's
+	 * total and negated, labelled pprof::base=true, as `go tool pprof
+	 * -diff_base` makes them: what it shows is the difference.
+	 */
+	const struct profile_diff *diff;
 };
 int output_pprof_with(const struct profile *p, FILE *f, const struct pprof_options *o);
+
+/*
+ * report --diff: the largest changes in share, NEW minus BASE, function by
+ * function, as a table; and the stacks folded with both weights ("root;...;leaf
+ * BASE NEW", what difffolded.pl writes and flamegraph.pl draws).
+ */
+int output_diff_summary(const struct profile_diff *d, FILE *f);
+int output_diff_collapsed(const struct profile_diff *d, FILE *f);
+/*
+ * The writer of a diff in format name (summary, flamegraph, pprof or
+ * collapsed), or NULL for a format that shows no difference: each writes
+ * output_options.diff, passed its profile.
+ */
+const struct output_format *output_diff_format(const char *name);
 
 /* Options some writers take, set by the command before writing. */
 struct output_options {
 	double flame_min_width; /* flamegraph: drop frames narrower than this fraction of all samples */
 	const char *title;      /* flamegraph and html: overrides the title made from the recording */
+	/* flamegraph of d->p: widths are NEW's, each frame red where its share grew, blue where it shrank */
+	const struct profile_diff *diff;
 };
 extern struct output_options output_options;
 

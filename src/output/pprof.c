@@ -1,5 +1,6 @@
 /* pprof.c: the pprof format, a gzip-compressed perftools.profiles.Profile protobuf (go tool pprof). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -66,6 +67,7 @@ struct pprof {
 	uint32_t s_samples, s_count, s_wall, s_ns, s_tid, s_thread, s_state; /* fixed strings */
 	uint32_t s_alloc_objects, s_alloc_space, s_bytes, s_allocations, s_class; /* an allocation profile's */
 	uint32_t s_states[PROFILE_STATES];
+	uint32_t s_base, s_true; /* a diff's: BASE's samples labelled pprof::base=true */
 	uint32_t s_cpu, s_pid, s_command, s_container, s_service;
 	const struct pprof_options *opt;
 	struct map label_index; /* tid -> index in labels + 1 */
@@ -314,6 +316,10 @@ static int pprof_init(struct pprof *pp, const struct profile *p, const struct pp
 		pp->s_class = str_add(pp, "object class");
 		pp->period = p->alloc_interval;
 	}
+	if (o && o->diff) {
+		pp->s_base = str_add(pp, "pprof::base");
+		pp->s_true = str_add(pp, "true");
+	}
 	if (o) {
 		pp->s_cpu = str_add(pp, "cpu");
 		pp->s_pid = str_add(pp, "pid");
@@ -423,16 +429,45 @@ static const struct label_set *labels_of(struct pprof *pp, int32_t tid)
 	return &pp->labels[pp->nlabels++];
 }
 
-static void put_sample(struct pprof *pp, const struct agg *a, int labels)
+/* The location ids of stack's frames into pp->ids, the leaf first as pprof wants them: their count. */
+static size_t stack_locations(struct pprof *pp, uint32_t stack)
 {
 	const struct profile *p = pp->p;
-	const struct profile_stack *s = &p->stacks[a->stack];
+	const struct profile_stack *s = &p->stacks[stack];
 	size_t n = 0;
-	for (uint32_t j = s->len; j-- > 0;) { /* pprof wants the leaf first */
+	for (uint32_t j = s->len; j-- > 0;) {
 		uint32_t loc = pp->loc_of[p->pool[s->start + j]];
 		if (loc)
 			pp->ids[n++] = loc;
 	}
+	return n;
+}
+
+/* A diff's BASE: each stack's samples scaled to NEW's total and negated, labelled pprof::base=true. */
+static void put_base_samples(struct pprof *pp, const struct profile_diff *d)
+{
+	const struct profile *p = pp->p;
+	double scale = d->base_total ? (double)d->new_total / (double)d->base_total : 0;
+	for (uint32_t i = 0; i < p->nstacks && scale > 0 && !pp->gz.err; i++) {
+		int64_t v0 = -llround((double)d->base_vals[i][0] * scale);
+		int64_t v1 = p->kind == PROFILE_ALLOCS ? -llround((double)d->base_vals[i][1] * scale) : v0 * (int64_t)pp->period;
+		if (!v0 && !v1)
+			continue;
+		uint64_t values[2] = { (uint64_t)v0, (uint64_t)v1 };
+		size_t n = stack_locations(pp, i);
+		pb_reset(&pp->msg);
+		pb_packed(&pp->msg, SAMPLE_LOCATION_ID, pp->ids, n);
+		pb_packed(&pp->msg, SAMPLE_VALUE, values, 2);
+		put_label(pp, pp->s_base, pp->s_true, 0);
+		gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
+	}
+}
+
+static void put_sample(struct pprof *pp, const struct agg *a, int labels)
+{
+	const struct profile *p = pp->p;
+	const struct profile_stack *s = &p->stacks[a->stack];
+	size_t n = stack_locations(pp, a->stack);
 	uint64_t values[2] = { a->count, a->count * pp->period };
 	if (p->kind == PROFILE_ALLOCS) {
 		values[0] = profile_stack_objects(p, a->stack);
@@ -548,6 +583,8 @@ static int write_profile(struct pprof *pp, const struct agg *a, uint64_t n)
 	}
 	for (uint64_t i = 0; i < n && !pp->gz.err; i++)
 		put_sample(pp, &a[i], p->nsamples != 0);
+	if (pp->opt && pp->opt->diff)
+		put_base_samples(pp, pp->opt->diff);
 	for (uint32_t i = 0; i < p->nframes && !pp->gz.err; i++)
 		if (pp->loc_of[i])
 			put_location(pp, i);

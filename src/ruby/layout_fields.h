@@ -93,4 +93,13 @@
 	/* fiber-local variables (Thread#[]): the ec's table, an st_table (2.7) or an rb_id_table (3.0+: keys are \
 	 * ID serials, 0 for none) */ \
 	X(ec_local_storage) X(ec_local_storage_idtbl) X(idtbl_capa) X(idtbl_num) X(idtbl_items) \
-	X(id_item_size) X(id_item_key) X(id_item_val)
+	X(id_item_size) X(id_item_key) X(id_item_val) \
+	/* an object's instance variables: embedded in its slot or behind a pointer; named by its class's \
+	 * iv_index_tbl (to 3.1: an st_table of ID -> index, 3.0 and 3.1: -> an entry holding it, its \
+	 * index at iv_index_entry_index) or by its shape (3.2+, the shape fields above; 3.3+ find the shape \
+	 * list through rb_shape_tree_ptr: a tree whose list and root are the same first shape) */ \
+	X(robject_embed_flag) X(robject_embed_len) X(robject_embed_ary) X(robject_heap_numiv) X(robject_heap_ivptr) \
+	X(classext_iv_index_tbl) X(iv_index_entry_index) X(rclass_super) \
+	X(shape_tree_list) X(shape_tree_root) X(shape_tree_next_id) X(shape_type_too_complex) \
+	/* RStruct: its members in the slot (their count in the flags) or behind a pointer */ \
+	X(rstruct_embed_len_mask) X(rstruct_embed_len_shift) X(rstruct_heap_len) X(rstruct_heap_ptr) X(rstruct_embed_ary)

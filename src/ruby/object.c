@@ -203,42 +203,135 @@ static void take_hidden_ivar(struct ruby_target *t, uint64_t key, uint64_t value
 		*attached = value;
 }
 
+#define ST_SCAN 64 /* st_table entries looked at (a class's ivars, an object's ivar names) */
+
+/* The live entries of the st_table at tbl (deleted ones skipped), up to ST_SCAN: their count, or negative. */
+static int st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t hdr[8];
+	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+		 bound = hdr[L->st_entries_bound / 8];
+	if (bound < start)
+		return ERR_CORRUPT;
+	unsigned char ebuf[ST_SCAN * 24];
+	size_t esz = (size_t)L->st_entry_size, n = (size_t)(bound - start) < ST_SCAN ? (size_t)(bound - start) : ST_SCAN;
+	if (esz > 24)
+		return ERR_CORRUPT;
+	if (n && (err = mem_read(&t->mem, entries + start * esz, ebuf, esz * n)))
+		return err;
+	int k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hash, key;
+		memcpy(&hash, ebuf + i * esz + L->st_entry_hash, 8);
+		memcpy(&key, ebuf + i * esz + L->st_entry_key, 8);
+		if (hash == ~0ULL || !key || key == (uint64_t)L->qundef)
+			continue; /* deleted */
+		keys[k] = key;
+		memcpy(&vals[k++], ebuf + i * esz + L->st_entry_record, 8);
+	}
+	return k;
+}
+
 /* Look for the hidden instance variables of a class in its st_table (Rubies without a classpath field). */
 static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, uint64_t *attached)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t tbl, hdr[8];
+	uint64_t tbl, keys[ST_SCAN], vals[ST_SCAN], tmp = 0;
 	if (L->classext_iv_tbl < 0)
 		return -ENOENT;
 	int err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl);
 	if (err || !tbl)
 		return err ? err : -ENOENT;
-	if ((err = mem_read(&t->mem, tbl, hdr, sizeof(hdr))))
-		return err;
-	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-		 bound = hdr[L->st_entries_bound / 8];
-	if (bound < start || bound - start > 64)
-		return ERR_CORRUPT;
-	unsigned char ebuf[64 * 24];
-	size_t esz = (size_t)L->st_entry_size, n = (size_t)(bound - start);
-	if (esz * n > sizeof(ebuf))
-		return ERR_CORRUPT;
-	if ((err = mem_read(&t->mem, entries + start * esz, ebuf, esz * n)))
-		return err;
-	uint64_t tmp = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t key, rec;
-		memcpy(&key, ebuf + i * esz + L->st_entry_key, 8);
-		memcpy(&rec, ebuf + i * esz + L->st_entry_record, 8);
-		if (key && key != (uint64_t)L->qundef)
-			take_hidden_ivar(t, key, rec, classpath, &tmp, attached);
-	}
+	int n = st_pairs(t, tbl, keys, vals);
+	for (int i = 0; i < n; i++)
+		take_hidden_ivar(t, keys[i], vals[i], classpath, &tmp, attached);
 	if (!*classpath)
 		*classpath = tmp;
-	return 0;
+	return n < 0 ? n : 0;
 }
 
-#define SHAPE_HOPS 256 /* a class with more ivars than this keeps its path out of reach */
+#define SHAPE_HOPS 256 /* ivars followed through an object's shapes; a class with more keeps its path out of reach */
+
+/* rb_shape_tree_ptr (3.3+): a pointer to a tree whose shape list and root shape are the same page-aligned address. */
+static int check_shape_tree(struct ruby_target *t, uint64_t addr, const uint64_t *w)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t tree[4];
+	(void)addr;
+	if (!w[0] || (w[0] & 7) || !maps_readable(&t->maps, w[0], sizeof(tree)) || mem_read(&t->mem, w[0], tree, sizeof(tree)))
+		return 0;
+	uint64_t list = tree[L->shape_tree_list / 8], root = tree[L->shape_tree_root / 8];
+	uint32_t next;
+	memcpy(&next, (const char *)tree + L->shape_tree_next_id, 4);
+	return list && list == root && !(list & 0xfff) && next >= 1 && next < (1u << 24) &&
+	       maps_readable(&t->maps, list, (size_t)L->shape_size);
+}
+
+/* The object shapes: 3.2's list in rb_vm_t; 3.3+'s in rb_shape_tree_ptr's tree, found by a scan the first time. */
+static uint64_t shape_list_of(struct ruby_target *t)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t list = 0;
+	if (L->vm_shape_list >= 0)
+		return mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_shape_list, &list) ? 0 : list;
+	if (L->shape_tree_list < 0 || L->shape_tree_root < 0 || L->shape_tree_next_id < 0 || L->shape_tree_root >= 32 ||
+	    L->shape_tree_list >= 32 || L->shape_tree_next_id > 28)
+		return 0;
+	if (!t->shape_list_searched) {
+		t->shape_list_searched = 1;
+		uint64_t at = ruby_target_scan(t, 1, check_shape_tree), tree;
+		if (at && !mem_read_u64(&t->mem, at, &tree))
+			mem_read_u64(&t->mem, tree + (uint64_t)L->shape_tree_list, &t->shape_list);
+	}
+	return t->shape_list;
+}
+
+/*
+ * The ivars of the shape in an object's (or class's) flags: each one's ID
+ * and slot (in value), the first set first, up to max. Their count, or
+ * negative: ERR_UNSUPPORTED for a shape that keeps its ivars in a table of
+ * their own (too complex) or a Ruby without shapes. *total gets them all.
+ */
+static int shape_ivars(struct ruby_target *t, uint64_t flags, struct ruby_ivar *out, int max, int *total)
+{
+	const struct ruby_layout *L = t->L;
+	unsigned char sh[64];
+	struct ruby_ivar chain[SHAPE_HOPS];
+	int n = 0;
+	*total = 0;
+	if (L->shape_size > (int64_t)sizeof(sh) || L->shape_size <= 0 || L->shape_id_bits <= 0 || L->shape_id_bits > 32)
+		return ERR_UNSUPPORTED;
+	uint64_t list = shape_list_of(t);
+	if (!list)
+		return ERR_UNSUPPORTED;
+	uint64_t mask = (1ULL << L->shape_id_bits) - 1, id = (flags >> L->shape_flag_shift) & mask;
+	for (int hop = 0; hop < SHAPE_HOPS && id && id != mask; hop++) { /* (a root's parent: none, all ones) */
+		int err = mem_read(&t->mem, list + id * (uint64_t)L->shape_size, sh, (size_t)L->shape_size);
+		if (err)
+			return err;
+		uint64_t name;
+		uint32_t next, parent;
+		memcpy(&name, sh + L->shape_edge_name, 8);
+		memcpy(&next, sh + L->shape_next_iv_index, 4);
+		memcpy(&parent, sh + L->shape_parent_id, 4);
+		if (L->shape_type_too_complex >= 0 && sh[L->shape_type] == L->shape_type_too_complex)
+			return ERR_UNSUPPORTED;
+		if (sh[L->shape_type] == L->shape_type_ivar && next > 0)
+			chain[n++] = (struct ruby_ivar){ name, next - 1 };
+		if (parent == id)
+			break;
+		id = parent;
+	}
+	*total = n;
+	int k = 0;
+	for (int i = n - 1; i >= 0 && k < max; i--)
+		out[k++] = chain[i];
+	return k;
+}
 
 /*
  * The same through object shapes (3.2): the class's shape, from its flags,
@@ -249,33 +342,154 @@ static int class_ivar_shapes(struct ruby_target *t, uint64_t flags, uint64_t ext
 			     uint64_t *attached)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t list, ivs, tmp = 0;
-	unsigned char sh[64];
-	if (L->shape_size > (int64_t)sizeof(sh) || L->shape_id_bits <= 0 || L->shape_id_bits > 32)
-		return ERR_UNSUPPORTED;
-	int err = mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_shape_list, &list);
-	err = err ?: mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_ptr, &ivs);
-	if (err || !list || !ivs)
+	struct ruby_ivar iv[SHAPE_HOPS];
+	uint64_t ivs, tmp = 0, value;
+	int total, n = shape_ivars(t, flags, iv, SHAPE_HOPS, &total);
+	int err = n < 0 ? n : mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_ptr, &ivs);
+	if (err || !ivs)
 		return err ? err : -ENOENT;
-	uint64_t id = (flags >> L->shape_flag_shift) & ((1ULL << L->shape_id_bits) - 1);
-	for (int hop = 0; hop < SHAPE_HOPS && id; hop++) {
-		if ((err = mem_read(&t->mem, list + id * (uint64_t)L->shape_size, sh, (size_t)L->shape_size)))
-			return err;
-		uint64_t name, value;
-		uint32_t next, parent;
-		memcpy(&name, sh + L->shape_edge_name, 8);
-		memcpy(&next, sh + L->shape_next_iv_index, 4);
-		memcpy(&parent, sh + L->shape_parent_id, 4);
-		if (sh[L->shape_type] == L->shape_type_ivar && next > 0 &&
-		    !mem_read_u64(&t->mem, ivs + (uint64_t)(next - 1) * 8, &value))
-			take_hidden_ivar(t, name, value, classpath, &tmp, attached);
-		if (parent == id)
-			break;
-		id = parent;
-	}
+	for (int i = 0; i < n; i++)
+		if (!mem_read_u64(&t->mem, ivs + iv[i].value * 8, &value))
+			take_hidden_ivar(t, iv[i].id, value, classpath, &tmp, attached);
 	if (!*classpath)
 		*classpath = tmp;
 	return 0;
+}
+
+/* Does the ID name the string s? */
+static int id_is(struct ruby_target *t, uint64_t id, const char *s)
+{
+	uint32_t n = ruby_id_name(t, id);
+	return n && !strcmp(strtab_get(&t->strs, n), s);
+}
+
+/* The ivar called name of class klass, or of its nearest superclass that has one (a Struct's __members__). */
+static int class_ivar_named(struct ruby_target *t, uint64_t klass, const char *name, uint64_t *value)
+{
+	const struct ruby_layout *L = t->L;
+	for (int hop = 0; hop < 16 && klass && L->rclass_super >= 0; hop++) {
+		uint64_t flags, ext, tbl, ivs, keys[ST_SCAN], vals[ST_SCAN];
+		int type = ruby_type_of(t, klass, &flags);
+		if (type < 0 || classext(t, klass, &ext))
+			return ERR_CORRUPT;
+		if (type == L->t_class && L->classext_iv_tbl >= 0) {
+			int n = !mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl) && tbl ?
+					st_pairs(t, tbl, keys, vals) : 0;
+			for (int i = 0; i < n; i++)
+				if (id_is(t, keys[i], name))
+					return *value = vals[i], 0;
+		} else if (type == L->t_class && L->classext_iv_ptr >= 0) {
+			struct ruby_ivar iv[SHAPE_HOPS];
+			int total, n = shape_ivars(t, flags, iv, SHAPE_HOPS, &total);
+			for (int i = 0; i < n; i++)
+				if (id_is(t, iv[i].id, name))
+					return mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_ptr, &ivs) ?:
+					       mem_read_u64(&t->mem, ivs + iv[i].value * 8, value);
+		}
+		if (mem_read_u64(&t->mem, klass + (uint64_t)L->rclass_super, &klass))
+			return ERR_CORRUPT;
+	}
+	return -ENOENT;
+}
+
+#define IVARS_MAX 256 /* an object's ivar slots read */
+
+/* Up to 3.1: the ivar names are the class's iv_index_tbl (ID -> index, or -> an entry holding it). */
+static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
+			    int max, int *total)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t cflags, ext, tbl, ptr, keys[ST_SCAN], vals[ST_SCAN], ivs[IVARS_MAX];
+	uint32_t numiv;
+	int err;
+	/* its class, past a singleton class of its own */
+	for (int hop = 0; hop < 4; hop++) {
+		int type = ruby_type_of(t, klass, &cflags);
+		if (type < 0)
+			return ERR_CORRUPT;
+		if (type == L->t_class && !(cflags & (uint64_t)L->fl_singleton))
+			break;
+		if ((err = mem_read_u64(&t->mem, klass + (uint64_t)L->rclass_super, &klass)))
+			return err;
+	}
+	if ((err = classext(t, klass, &ext)) || (err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_index_tbl, &tbl)))
+		return err;
+	if (!tbl)
+		return 0;
+	if (flags & (uint64_t)L->robject_embed_flag) {
+		numiv = (uint32_t)L->robject_embed_len;
+		ptr = v + (uint64_t)L->robject_embed_ary;
+	} else if ((err = mem_read_u32(&t->mem, v + (uint64_t)L->robject_heap_numiv, &numiv)) ||
+		   (err = mem_read_u64(&t->mem, v + (uint64_t)L->robject_heap_ivptr, &ptr))) {
+		return err;
+	}
+	if (numiv > IVARS_MAX)
+		numiv = IVARS_MAX;
+	if (numiv && (err = mem_read(&t->mem, ptr, ivs, numiv * 8)))
+		return err;
+	int n = st_pairs(t, tbl, keys, vals), k = 0;
+	for (int i = 0; i < n; i++) {
+		uint32_t index = (uint32_t)vals[i];
+		if (L->iv_index_entry_index >= 0 &&
+		    mem_read_u32(&t->mem, vals[i] + (uint64_t)L->iv_index_entry_index, &index))
+			continue;
+		if (index >= numiv || ivs[index] == (uint64_t)L->qundef)
+			continue; /* not set on this object */
+		++*total;
+		if (k < max)
+			out[k++] = (struct ruby_ivar){ keys[i], ivs[index] };
+	}
+	return n < 0 ? n : k;
+}
+
+int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out, int max,
+		      int *total)
+{
+	const struct ruby_layout *L = t->L;
+	*total = 0;
+	if (L->robject_embed_flag < 0 || L->rclass_super < 0)
+		return ERR_UNSUPPORTED;
+	if (L->shape_flag_shift < 0)
+		return L->classext_iv_index_tbl >= 0 ? object_ivars_tbl(t, v, flags, klass, out, max, total) : ERR_UNSUPPORTED;
+	/* 3.2+: the object's shape names each ivar and its slot, in the object or behind its pointer */
+	int n = shape_ivars(t, flags, out, max, total), err;
+	uint64_t ptr = v + (uint64_t)L->robject_embed_ary;
+	if (n > 0 && !(flags & (uint64_t)L->robject_embed_flag) &&
+	    (err = mem_read_u64(&t->mem, v + (uint64_t)L->robject_heap_ivptr, &ptr)))
+		return err;
+	for (int i = 0; i < n; i++)
+		if ((err = mem_read_u64(&t->mem, ptr + out[i].value * 8, &out[i].value)))
+			return err;
+	return n;
+}
+
+int ruby_struct_members(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
+			int max, int *total)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t members, len, ptr, name, val;
+	*total = 0;
+	if (L->rstruct_embed_ary < 0 || L->rclass_super < 0)
+		return ERR_UNSUPPORTED;
+	int err = class_ivar_named(t, klass, "__members__", &members);
+	if (err)
+		return err == -ENOENT ? ERR_UNSUPPORTED : err;
+	if ((len = (flags & (uint64_t)L->rstruct_embed_len_mask) >> L->rstruct_embed_len_shift)) {
+		ptr = v + (uint64_t)L->rstruct_embed_ary;
+	} else if ((err = mem_read_u64(&t->mem, v + (uint64_t)L->rstruct_heap_len, &len)) ||
+		   (err = mem_read_u64(&t->mem, v + (uint64_t)L->rstruct_heap_ptr, &ptr))) {
+		return err;
+	}
+	if (len >> 20)
+		return ERR_CORRUPT;
+	*total = (int)len;
+	int k = 0;
+	for (uint64_t i = 0; i < len && k < max; i++) {
+		if ((err = ruby_read_array_elt(t, members, i, &name)) || (err = mem_read_u64(&t->mem, ptr + i * 8, &val)))
+			return err;
+		out[k++] = (struct ruby_ivar){ name, val };
+	}
+	return k;
 }
 
 static uint32_t class_name_uncached(struct ruby_target *t, uint64_t klass, int *singleton, int depth)

@@ -28,6 +28,21 @@ int ruby_type_of(struct ruby_target *t, uint64_t v, uint64_t *flags);
 uint32_t ruby_id_name(struct ruby_target *t, uint64_t id);
 /* The interned path of a class or module ("Foo::Bar", 0 = anonymous); *singleton set for "Foo." */
 uint32_t ruby_class_name(struct ruby_target *t, uint64_t klass, int *singleton);
+struct ruby_ivar {
+	uint64_t id, value; /* the variable's ID (a Struct member's: its name as a Symbol VALUE) and its value */
+};
+/*
+ * The instance variables of the T_OBJECT at v whose flags and klass words
+ * are given, in the order they were first set: up to max into out. Their
+ * count, or negative (ERR_UNSUPPORTED: this Ruby's objects are not read, or
+ * the object keeps its ivars in a table of their own, "too complex"). *total
+ * gets how many it has.
+ */
+int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out, int max,
+		      int *total);
+/* The members of the T_STRUCT at v, the same way: each one's name (a Symbol, from its class's __members__). */
+int ruby_struct_members(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
+			int max, int *total);
 /* Does the symbol table at addr validate (used by the scan)? */
 int ruby_symbols_valid(struct ruby_target *t, uint64_t addr);
 

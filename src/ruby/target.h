@@ -41,6 +41,8 @@ struct ruby_target {
 	uint64_t symbols;        /* &ruby_global_symbols, 0 until found (object.c finds it the first time it names an ID) */
 	uint64_t symbols_sym;    /* where libruby's ruby_global_symbols symbol says it is, 0 if it has none */
 	int symbols_searched;    /* object.c looked for it */
+	uint64_t shape_list;     /* 3.3+: the object shapes (rb_shape_tree_ptr's list), 0 until object.c has found it */
+	int shape_list_searched;
 	const char *vm_how;      /* "symbol" or "scan", for -v output */
 	const char *layout_how;  /* "table", "DWARF" or "forced table" */
 	enum layout_match layout_match; /* how the table matched the version (LAYOUT_NEWER: a newer patch release) */

@@ -13,6 +13,7 @@
 #include "object.h"
 
 #define VALUE_TEXT_MAX (16 * 1024) /* one value's text */
+#define VALUE_IVARS 8              /* an object's instance variables or a Struct's members shown */
 #define HASH_SCAN 64               /* st_table entries looked at for the first few (deleted ones skipped) */
 
 struct show {
@@ -218,13 +219,31 @@ static void torn(struct show *sh, const char *what)
 }
 
 /* The name of the class of an object whose klass is klass and type is type (a built-in name if it has none). */
-static uint32_t class_of(struct ruby_target *t, uint64_t klass, int type)
+/*
+ * The name of an object's class (its klass word; past a singleton class of
+ * its own, as Object#class goes), else of its built-in type's class; 0 with
+ * *anon set to the class when that is an anonymous one (Class.new).
+ */
+static uint32_t class_of(struct ruby_target *t, uint64_t klass, int type, uint64_t *anon)
 {
+	const struct ruby_layout *L = t->L;
+	uint64_t cflags;
+	*anon = 0;
+	for (int hop = 0; hop < 4 && klass && L->rclass_super >= 0; hop++) {
+		int ct = ruby_type_of(t, klass, &cflags);
+		if (ct < 0 || (ct != L->t_iclass && !(cflags & (uint64_t)L->fl_singleton)))
+			break;
+		if (mem_read_u64(&t->mem, klass + (uint64_t)L->rclass_super, &klass))
+			klass = 0;
+	}
 	int singleton;
 	uint32_t c = klass ? ruby_class_name(t, klass, &singleton) : 0;
 	if (c && !singleton)
 		return c;
-	const struct ruby_layout *L = t->L;
+	if (klass && L->rclass_super >= 0 && ruby_type_of(t, klass, NULL) == L->t_class) {
+		*anon = klass;
+		return 0;
+	}
 	const char *n = type == L->t_object ? "Object" : type == L->t_string ? "String" : type == L->t_array ? "Array" :
 			type == L->t_hash ? "Hash" : type == L->t_float ? "Float" : type == L->t_bignum ? "Integer" :
 			type == L->t_symbol ? "Symbol" : type == L->t_regexp ? "Regexp" : type == L->t_struct ? "Struct" :
@@ -434,6 +453,43 @@ static void show_container(struct show *sh, uint64_t v, uint64_t flags, int type
 		torn(sh, "changed as it was read");
 }
 
+/* An object with its instance variables, `#<Foo @a=1, @b="x">`, or a Struct with its members, `#<struct P x=1>`. */
+static void show_fields(struct show *sh, uint64_t v, uint64_t flags, uint64_t klass, int type, uint32_t cls, int depth)
+{
+	struct ruby_target *t = sh->t;
+	const struct ruby_layout *L = t->L;
+	const char *cname = cls ? strtab_get(&t->strs, cls) : "?";
+	struct ruby_ivar iv[VALUE_IVARS];
+	int total = 0, n = depth > 0 ? 0 : type == L->t_object ? ruby_object_ivars(t, v, flags, klass, iv, VALUE_IVARS, &total)
+						      : ruby_struct_members(t, v, flags, klass, iv, VALUE_IVARS, &total);
+	int range = type == L->t_struct && !strcmp(cname, "Range");
+	if (range && n == 3) { /* begin, end, exclude_end */
+		uint64_t b = iv[0].value, e = iv[1].value, excl = iv[2].value;
+		if (b != (uint64_t)L->qnil)
+			show_value(sh, b, depth + 1);
+		buf_adds(sh->b, excl == (uint64_t)L->qtrue ? "..." : "..");
+		if (e != (uint64_t)L->qnil)
+			show_value(sh, e, depth + 1);
+		return;
+	}
+	buf_addf(sh->b, "#<%s%s", type == L->t_struct && !range ? "struct " : "", cname);
+	for (int i = 0; i < n; i++) {
+		char name[256];
+		uint32_t id = type == L->t_object ? ruby_id_name(t, iv[i].id) : 0;
+		if (type == L->t_object)
+			snprintf(name, sizeof(name), "%s", id ? strtab_get(&t->strs, id) : "?");
+		else if (!symbol_name(t, iv[i].id, name, sizeof(name)))
+			snprintf(name, sizeof(name), "?");
+		buf_addf(sh->b, "%s%s=", i ? ", " : " ", name);
+		show_value(sh, iv[i].value, depth + 1);
+	}
+	if (n >= 0 && total > n)
+		buf_adds(sh->b, n ? ", ..." : " ...");
+	buf_addch(sh->b, '>');
+	if (n < 0 && n != ERR_UNSUPPORTED)
+		torn(sh, "fields unreadable");
+}
+
 static void show_value(struct show *sh, uint64_t v, int depth)
 {
 	struct ruby_target *t = sh->t;
@@ -463,7 +519,7 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 		torn(sh, "unreadable");
 		return;
 	}
-	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8];
+	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8], top;
 	int type = (int)(flags & (uint64_t)L->t_mask);
 	if (type == L->t_none || type == L->t_moved || type == L->t_zombie) {
 		torn(sh, type == L->t_none ? "freed" : type == L->t_moved ? "moved by GC.compact" : "being finalized");
@@ -473,7 +529,13 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 		torn(sh, "hidden object");
 		return;
 	}
-	uint32_t cls = class_of(t, klass, type);
+	uint64_t anon;
+	uint32_t cls = class_of(t, klass, type, &anon);
+	if (!cls && anon) { /* as Ruby writes an anonymous class */
+		char name[40];
+		snprintf(name, sizeof(name), "#<Class:0x%016llx>", (unsigned long long)anon);
+		cls = ruby_intern(t, name);
+	}
 	if (depth == 0) {
 		sh->out->cls = cls;
 		sh->out->simple = type == L->t_string || type == L->t_float || type == L->t_symbol;
@@ -500,8 +562,10 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 		else
 			buf_addf(sh->b, singleton ? "#<Class:%s>" : "%s", strtab_get(&t->strs, name));
 	} else if (type == L->t_object && L->vm_top_self >= 0 && t->vm &&
-		   !mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_top_self, &klass) && klass == v) {
+		   !mem_read_u64(&t->mem, t->vm + (uint64_t)L->vm_top_self, &top) && top == v) {
 		buf_adds(sh->b, "main"); /* the top level's self, as Ruby shows it */
+	} else if (type == L->t_object || type == L->t_struct) {
+		show_fields(sh, v, flags, klass, type, cls, depth);
 	} else {
 		buf_addf(sh->b, "#<%s>", cls ? strtab_get(&t->strs, cls) : "?");
 	}

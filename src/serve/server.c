@@ -183,7 +183,7 @@ static int serve_profile(struct server *s, uint64_t from, uint64_t to, pid_t pid
 	char comment[128];
 	snprintf(comment, sizeof(comment), "rbscope serve: %s clock, %s", cpu ? "CPU" : "wall",
 		 pid ? "one process" : "every process it samples");
-	struct pprof_options po = { cpu, pprof_labels_of, s, comment };
+	struct pprof_options po = { .cpu = cpu, .labels = pprof_labels_of, .ctx = s, .comment = comment };
 	char *mem = NULL;
 	size_t len = 0;
 	FILE *f = err ? NULL : open_memstream(&mem, &len);

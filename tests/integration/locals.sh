@@ -16,7 +16,7 @@ for ver in $RUBIES; do
 		test $rc = 0
 	"$RBSCOPE" snapshot -p "$pid" --locals >"$work/locals.txt" 2>"$work/e"
 	check "locals: ruby $ver: text: one \`name = value\` line each, under its frame, fiber-locals under the thread" \
-		sh -c "grep -q '^    Shape#deep (' '$work/locals.txt' && grep -q '^        self = #<Shape>\$' '$work/locals.txt' &&
+		sh -c "grep -q '^    Shape#deep (' '$work/locals.txt' && grep -qF '        self = #<Shape @name=\"circle\">' '$work/locals.txt' &&
 			grep -qF '        lv_utf8 = \"héllo 日本\"' '$work/locals.txt' &&
 			grep -qF '    Thread.current[:fl_request] = \"req-42\"' '$work/locals.txt'"
 	if command -v gcore >/dev/null; then

@@ -1,6 +1,7 @@
 # locals-check.rb ORACLE SNAPSHOT_JSON: snapshot --locals of locals.rb against the program's own view of its
 # variables (its "oracle" lines): every simple value equal to its inspect (a String longer than rbscope shows: its
-# first bytes and length), every other value's class the same; the fiber-locals; parameters marked; self. Prints
+# first bytes and length), objects with their ivars, Structs and Ranges too (an object's without its address),
+# every other value's class the same; the fiber-locals; parameters marked; self. Prints
 # each difference and exits 1 if there is one.
 require "json"
 
@@ -27,7 +28,7 @@ vars.each do |o|
     head = l["value"][/\A(".*")\.\.\. \((\d+) bytes\)\z/, 1]
     ok = head && $2.to_i == o["bytes"] && o["inspect"].start_with?(head[0..-2])
     bad << "#{o["name"]}: #{l["value"]} is not the start of #{o["inspect"][0, 80]}..." unless ok
-  elsif o["simple"] && l["value"] != o["inspect"]
+  elsif (o["simple"] || o["fields"]) && l["value"] != o["inspect"]
     bad << "#{o["name"]}: #{l["value"]}, Ruby says #{o["inspect"]}"
   elsif o["simple"] != l["simple"]
     bad << "#{o["name"]}: simple #{l["simple"]}, expected #{o["simple"]}"
@@ -45,7 +46,7 @@ bad << "lv_huge_arr: #{arr}" unless arr == "[0, 1, 2, ...] (Array size 1000000)"
 cyc = locals["lv_cyclic"]&.dig("value").to_s
 bad << "lv_cyclic: #{cyc}" unless cyc == "[#<Array size=1>]"
 deep = frames.find { |f| f["name"] == "Shape#deep" }
-bad << "Shape#deep: self #{deep&.dig("self", "value").inspect}" unless deep&.dig("self", "value") == "#<Shape>"
+bad << "Shape#deep: self #{deep&.dig("self", "value").inspect}" unless deep&.dig("self", "value") == '#<Shape @name="circle">'
 top = frames.find { |f| f["name"] == "<main>" }
 bad << "<main>: self #{top&.dig("self", "value").inspect}" unless top&.dig("self", "value") == "main"
 oracle.select { |o| o["fiber_locals"] }.each do |o|

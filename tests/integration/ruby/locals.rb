@@ -7,8 +7,9 @@ Encoding.default_external = Encoding::UTF_8 # (inspect writes é as it is, as rb
 FIXNUM_MAX = 2**62 - 1
 Point = Struct.new(:x, :y)
 class Shape
-  def initialize(name)
+  def initialize(name, sides = nil)
     @name = name
+    @sides = sides if sides
   end
 end
 
@@ -20,8 +21,11 @@ def note(b, frame)
     v = b.local_variable_get(n)
     simple = v.nil? || v == true || v == false || v.is_a?(Symbol) || v.is_a?(Float) ||
              (v.is_a?(Integer) && v.abs <= FIXNUM_MAX) || v.is_a?(String)
-    $oracle << { frame: frame, name: n.to_s, class: v.class.name || "", inspect: simple ? v.inspect : "",
-                 simple: simple, bytes: v.is_a?(String) ? v.bytesize : 0 }
+    # an object of a few ivars, a Struct, a Range: their inspect (an object's without its address)
+    fields = v.is_a?(Shape) || v.is_a?(Struct) || v.is_a?(Range)
+    $oracle << { frame: frame, name: n.to_s, class: v.class.name || "",
+                 inspect: simple || fields ? v.inspect.sub(/\A(#<\w+):0x\h+/, "\\1") : "",
+                 simple: simple, fields: fields, bytes: v.is_a?(String) ? v.bytesize : 0 }
   end
 end
 
@@ -64,7 +68,9 @@ class Shape
     lv_cyclic = []
     lv_cyclic << lv_cyclic
     lv_struct = Point.new(1, 2)
-    lv_obj = Shape.new("sq")
+    lv_obj = Shape.new("sq", 4)
+    lv_obj_one = Shape.new(:tri)
+    lv_endless = (1..)
     lv_range = (1..10)
     lv_class = String
     lv_module = Comparable
