@@ -157,19 +157,20 @@ static uint64_t symbols_of(struct ruby_target *t)
 	return t->symbols;
 }
 
+#define ID_TRIES 8 /* lookups of an ID that did not read (it may have been being added) before it stays unnamed */
+
 uint32_t ruby_id_name(struct ruby_target *t, uint64_t id)
 {
-	uint64_t *hit = map_get(&t->ids, id);
-	if (hit)
-		return (uint32_t)(*hit - 1);
+	/* The cache value: the name's string id + 1; or, for an ID not read (yet), 0 with the tries in bits 32+. */
+	uint64_t *hit = map_get(&t->ids, id), tries = hit ? *hit >> 32 : 0;
+	if (hit && ((uint32_t)*hit || tries >= ID_TRIES))
+		return (uint32_t)*hit ? (uint32_t)*hit - 1 : 0;
 	char name[256];
-	int64_t sid = 0;
+	int64_t sid = -1;
 	if (symbols_of(t) && !symbols_lookup(t, t->symbols, id, name, sizeof(name)))
 		sid = strtab_intern(&t->strs, name, strlen(name));
-	if (sid < 0)
-		return 0;
-	map_put(&t->ids, id, (uint64_t)sid + 1);
-	return (uint32_t)sid;
+	map_put(&t->ids, id, sid >= 0 ? (uint64_t)sid + 1 : (tries + 1) << 32);
+	return sid >= 0 ? (uint32_t)sid : 0;
 }
 
 /* The classext of klass: a pointer in the RClass (<= 3.2) or the memory after it (3.3+). */

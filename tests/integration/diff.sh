@@ -3,15 +3,20 @@
 # -diff_base on the same profiles, and bad input (sourced by run).
 
 diffwork=$top/tests/integration/ruby/diffwork.rb
-# rec_diff NAME FACTOR: NAME.raw, 5 s at 2 kHz of diffwork.rb FACTOR (10,000 samples: a share's noise ~0.7 pp)
+# rec_diff FACTOR NAME...: NAME.raw for each NAME, one after the other, 5 s at 2 kHz of one diffwork.rb FACTOR
+# (10,000 samples: a share's noise ~0.7 pp). Two of one process are the same workload twice.
 rec_diff() {
-	start_ruby 3.1 "$diffwork" "$2" || return 1
-	"$RBSCOPE" record -p "$pid" -r 2000 -d 5 --raw "$work/$1.raw" -f summary -o "$work/$1.txt" 2>"$work/$1.err"
-	local rc=$?
+	start_ruby 3.1 "$diffwork" "$1" || return 1
+	shift
+	local rc=0 name
+	for name in "$@"; do
+		"$RBSCOPE" record -p "$pid" -r 2000 -d 5 --raw "$work/$name.raw" -f summary -o "$work/$name.txt" \
+			2>"$work/$name.err" || rc=1
+	done
 	stop_ruby "$pid"
 	return $rc
 }
-if rec_diff base 1 && rec_diff same 1 && rec_diff slow 3; then
+if rec_diff 1 base same && rec_diff 3 slow; then
 	"$RBSCOPE" report --diff "$work/base.raw" "$work/slow.raw" >"$work/diff.txt" 2>"$work/e"
 	top_grew=$(sed -n '/^Grew:/{n;n;p;q}' "$work/diff.txt")
 	check "diff: the planted slowdown tops what grew ($(echo "$top_grew" | tr -s ' ' | cut -c1-90))" \

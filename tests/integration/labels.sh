@@ -51,6 +51,16 @@ LUA
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed --label-frames -o "$work/labelled.col" 2>/dev/null
 	check "labels: --raw keeps them: report --label-frames has the route as a frame over the Ruby frames, without it none ($(grep -c ';GET /heavy;' "$work/labelled.col") stacks)" \
 		sh -c "grep -q ';GET /heavy;' '$work/labelled.col' && grep -q ';GET /medium/:id;' '$work/labelled.col' && ! grep -q ';GET /heavy;' '$work/plain.col'"
+	"$RBSCOPE" report -i "$work/labels.raw" -f speedscope -o "$work/labels.speedscope.json" 2>/dev/null
+	"$RBSCOPE" report -i "$work/labels.raw" -f firefox -o "$work/labels.gecko.json" 2>/dev/null
+	check "labels: speedscope has a profile per endpoint, Firefox each request as a Request marker on its thread's track" \
+		ruby -rjson -e '
+			s = JSON.parse(File.read(ARGV[0]))["profiles"].map { |p| p["name"] }
+			g = JSON.parse(File.read(ARGV[1]))["threads"].flat_map { |t| t["markers"]["data"].map { |m| m[5] } }
+			ends = g.select { |d| d.is_a?(Hash) && d["type"] == "Request" }.map { |d| d["endpoint"] }.uniq.sort
+			want = ["GET /heavy", "GET /light", "GET /medium/:id"]
+			exit(want.all? { |e| s.include?("endpoint #{e}") } && ends == want ? 0 : 1)' \
+			"$work/labels.speedscope.json" "$work/labels.gecko.json"
 	"$RBSCOPE" report -i "$work/labels.raw" -f summary -o "$work/plain.txt" 2>/dev/null
 	check "labels: the summary's functions are the same with or without labels (no endpoint row)" \
 		sh -c "! grep -q 'GET /heavy ()' '$work/plain.txt' && grep -q 'RoutesApp.busy' '$work/plain.txt'"
