@@ -8,6 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "noise.h"
+
 #include "ruby/layout.h"
 #include "ruby/locals.h"
 #include "ruby/target.h"
@@ -113,21 +115,6 @@ static void test_strings(void **state)
 	free(m);
 }
 
-/* Noise and pointers back into the buffer, so the readers follow chains. */
-static void fill(unsigned char *m, unsigned seed)
-{
-	srand(seed);
-	for (size_t i = 0; i < SIZE; i += 8) {
-		uint64_t v;
-		switch (rand() % 4) {
-		case 0: v = BASE + ((uint64_t)rand() % SIZE & ~7ULL); break;
-		case 1: v = (uint64_t)rand() % 64; break;
-		case 2: v = 0; break;
-		default: v = ((uint64_t)rand() << 32) | (uint64_t)rand(); break;
-		}
-		memcpy(m + i, &v, 8);
-	}
-}
 
 /* Over random memory, every layout: locals and values read without a crash, each with some text. */
 static void test_random_memory(void **state)
@@ -138,7 +125,7 @@ static void test_random_memory(void **state)
 	s->at = calloc(WALK_MAX_TOTAL, sizeof(*s->at));
 	for (int l = 0; ruby_layout_ranges[l].layout; l++) {
 		for (unsigned seed = 1; seed <= 60; seed++) {
-			fill(m, seed * 17 + (unsigned)l);
+			noise_fill(m, SIZE, BASE, seed * 17 + (unsigned)l);
 			struct ruby_target t;
 			target_on(&t, m, ruby_layout_ranges[l].layout);
 			t.vm = BASE + ((uint64_t)seed * 4096 % SIZE);

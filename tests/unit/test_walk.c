@@ -7,6 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "noise.h"
+
 #include "ruby/layout.h"
 #include "ruby/target.h"
 #include "ruby/vm.h"
@@ -15,21 +17,6 @@
 #define BASE 0x10000000ULL
 #define SIZE (1u << 20)
 
-/* Fill with a mix of noise and pointers back into the buffer, so the walker follows chains. */
-static void fill(unsigned char *m, unsigned seed)
-{
-	srand(seed);
-	for (size_t i = 0; i < SIZE; i += 8) {
-		uint64_t v;
-		switch (rand() % 4) {
-		case 0: v = BASE + ((uint64_t)rand() % SIZE & ~7ULL); break;
-		case 1: v = (uint64_t)rand() % 64; break;
-		case 2: v = 0; break;
-		default: v = ((uint64_t)rand() << 32) | (uint64_t)rand(); break;
-		}
-		memcpy(m + i, &v, 8);
-	}
-}
 
 static void test_random_memory(void **state)
 {
@@ -38,7 +25,7 @@ static void test_random_memory(void **state)
 	struct ruby_sample *s = malloc(sizeof(*s));
 	for (int l = 0; ruby_layout_ranges[l].layout; l++) {
 		for (unsigned seed = 1; seed <= 200; seed++) {
-			fill(m, seed * 31 + (unsigned)l);
+			noise_fill(m, SIZE, BASE, seed * 31 + (unsigned)l);
 			struct ruby_target t;
 			memset(&t, 0, sizeof(t));
 			assert_int_equal(strtab_init(&t.strs), 0);
