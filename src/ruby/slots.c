@@ -38,12 +38,20 @@ void ruby_walk_free(struct ruby_target *t)
 
 struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th)
 {
-	struct walk_slot *w = &c->slot[(th * 0x9e3779b97f4a7c15ULL) >> 56 & (CACHE_SLOTS - 1)];
-	if (w->th != th) {
-		walk_slot_forget(w);
-		*w = (struct walk_slot){ .th = th };
+	unsigned h = (unsigned)((th * 0x9e3779b97f4a7c15ULL) >> 56);
+	struct walk_slot *take = NULL;
+	for (unsigned i = 0; i < SLOT_PROBES; i++) {
+		struct walk_slot *w = &c->slot[(h + i) & (CACHE_SLOTS - 1)];
+		if (w->th == th) {
+			w->used = c->gen;
+			return w;
+		}
+		if (!take || (take->th && (!w->th || w->used < take->used)))
+			take = w;
 	}
-	return w;
+	walk_slot_forget(take);
+	*take = (struct walk_slot){ .th = th, .used = c->gen };
+	return take;
 }
 
 int walk_grow(struct walk_cache *c, size_t bytes, size_t n)

@@ -27,6 +27,7 @@ static inline uint64_t walk_word(const unsigned char *p, int64_t off)
  * reads of ec->cfp, so the frames are one near-instant picture of the stack.
  */
 #define CACHE_SLOTS 256
+#define SLOT_PROBES 16           /* slots a thread may take, from its hash on (walk_slot_of) */
 #define SLACK_FRAMES 16          /* frames read beyond the last sample's innermost */
 #define VS_SLACK 1024            /* value-stack bytes read beyond the last sample's top */
 #define VS_MAX (64u << 10)       /* value-stack bytes read speculatively; deeper eps are read after */
@@ -65,6 +66,7 @@ struct walk_slot {
 	uint64_t tid_key;
 	int32_t tid;
 	unsigned tid_uses;
+	uint64_t used; /* the walk_cache's gen when last asked for */
 };
 
 /* The parts of a quiet read of one thread (quiet_plan). */
@@ -75,6 +77,7 @@ struct quiet_parts {
 
 struct walk_cache {
 	struct walk_slot slot[CACHE_SLOTS];
+	uint64_t gen; /* samples taken: a slot's age (walk_slot_of) */
 	uint64_t first_th; /* the thread heading the list at the last sample */
 	uint64_t order[WALK_MAX_THREADS]; /* the threads in list order at the last sample that went through it */
 	int norder;
@@ -114,7 +117,11 @@ struct thread_read {
 void walk_slot_forget(struct walk_slot *w);
 /* Free the walker's per-thread memory (registered with ruby_target_add_cache: flush and detach call it). */
 void ruby_walk_free(struct ruby_target *t);
-/* The slot of thread th, taken over from another thread if need be, or NULL. */
+/*
+ * The slot of thread th: its own from earlier samples, else a free one or
+ * the longest unasked of the SLOT_PROBES from its hash on (that thread's
+ * memory forgotten). Threads whose hashes meet keep a slot each.
+ */
 struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th);
 /* Room in c's buffers for bytes of frames and value stack and n env reads: 0 or -ENOMEM. */
 int walk_grow(struct walk_cache *c, size_t bytes, size_t n);

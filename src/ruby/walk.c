@@ -226,6 +226,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	if (!t->walk && (ruby_target_add_cache(t, ruby_walk_free) || !(t->walk = calloc(1, sizeof(*t->walk)))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
+	c->gen++;
 	struct list_area a;
 	unsigned char th[1024], lbuf[512];
 	int err = vm_read_main(t);

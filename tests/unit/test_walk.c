@@ -10,6 +10,7 @@
 #include "noise.h"
 
 #include "ruby/layout.h"
+#include "ruby/slots.h"
 #include "ruby/target.h"
 #include "ruby/vm.h"
 #include "ruby/walk.h"
@@ -120,11 +121,64 @@ static void test_gc_heap_slots(void **state)
 	free(m);
 }
 
+/* The bucket walk_slot_of starts from for th. */
+static unsigned bucket(uint64_t th)
+{
+	return (unsigned)((th * 0x9e3779b97f4a7c15ULL) >> 56) & (CACHE_SLOTS - 1);
+}
+
+/*
+ * Threads whose hashes meet keep a slot each from sample to sample (two
+ * rb_thread_t of one Ruby 3.1 process met, and evicted each other's memory
+ * every sample); past SLOT_PROBES of them, the longest unasked gives way.
+ */
+static void test_slots_shared_bucket(void **state)
+{
+	(void)state;
+	struct walk_cache *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	/* the two threads seen (main and another of parked.rb), and SLOT_PROBES more in one bucket */
+	uint64_t th[SLOT_PROBES + 3] = { 0x5622069230f0ULL, 0x562206bdbdf0ULL };
+	assert_int_equal(bucket(th[0]), bucket(th[1]));
+	int n = 2;
+	for (uint64_t a = 0x7f0000001000ULL; n < SLOT_PROBES + 3; a += 0x10)
+		if (bucket(a) == bucket(th[0]))
+			th[n++] = a;
+	struct walk_slot *first[SLOT_PROBES];
+	for (int gen = 0; gen < 5; gen++) {
+		c->gen++;
+		for (int i = 0; i < SLOT_PROBES; i++) {
+			struct walk_slot *w = walk_slot_of(c, th[i]);
+			assert_true(w->th == th[i]);
+			if (!gen) {
+				first[i] = w;
+				w->last_n = i + 1; /* its memory */
+			}
+			assert_ptr_equal(w, first[i]);
+			assert_int_equal(w->last_n, i + 1);
+		}
+	}
+	/* one more: it takes the slot asked for longest ago, th[1]'s (th[0] asked again first) */
+	c->gen++;
+	walk_slot_of(c, th[0]);
+	c->gen++;
+	for (int i = 2; i < SLOT_PROBES; i++)
+		walk_slot_of(c, th[i]);
+	struct walk_slot *w = walk_slot_of(c, th[SLOT_PROBES]);
+	assert_ptr_equal(w, first[1]);
+	assert_true(w->th == th[SLOT_PROBES] && w->last_n == 0);
+	assert_int_equal(walk_slot_of(c, th[0])->last_n, 1);
+	for (int i = 0; i < CACHE_SLOTS; i++)
+		walk_slot_forget(&c->slot[i]);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_memory),
 		cmocka_unit_test(test_gc_heap_slots),
+		cmocka_unit_test(test_slots_shared_bucket),
 	};
 	return cmocka_run_group_tests_name("walk", tests, NULL, NULL);
 }
