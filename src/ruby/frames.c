@@ -10,6 +10,7 @@
 #include "waits.h"
 
 #define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
+#define NOT_ME_AGAIN 8    /* lookups of an address that did not hold a method entry before it is read again */
 #define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
 
 static uint64_t word(const unsigned char *p, int64_t off)
@@ -27,13 +28,14 @@ uint32_t ruby_intern(struct ruby_target *t, const char *s)
 
 /*
  * "Foo#bar", "Foo.bar" or just "bar" for the method entry me (fallback names
- * the method when the entry's IDs do not resolve); 0 when me is not a method
- * entry. Cached by method entry address.
+ * the method when the entry's IDs do not resolve); 0 when it has no name,
+ * and *not_me set when me does not read as a method entry at all.
  */
-static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback)
+static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_t fallback, int *not_me)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t flags;
+	*not_me = 1;
 	if (ruby_type_of(t, me, &flags) != L->t_imemo)
 		return 0;
 	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) == (uint64_t)L->imemo_svar) {
@@ -46,6 +48,7 @@ static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_
 	unsigned char buf[48], def[64];
 	if (mem_read(&t->mem, me, buf, sizeof(buf)))
 		return 0;
+	*not_me = 0;
 	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
 	uint32_t mname = 0;
 	if (defp && (size_t)L->def_original_id + 8 <= sizeof(def) && !mem_read(&t->mem, defp, def, (size_t)L->def_original_id + 8))
@@ -73,13 +76,31 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	 * failure (a read racing the entry or its class being set up, or the
 	 * symbol table growing): it is tried again a few times before it is kept.
 	 * The value holds the name, the tries in bits 32-39, and bit 63 when final.
+	 * An address that did not hold a method entry (bit 62) is looked at again
+	 * every NOT_ME_AGAIN lookups (bits 40-47), never given up on: a torn
+	 * read's garbage names heap slots that later hold method entries (a
+	 * library loaded late: rubocop's Psych::Parser#parse read "unknown" in
+	 * one recording of ten, its slot given up on that way before it held it).
 	 */
 	uint64_t key = me ^ ((uint64_t)fallback << 48);
 	uint64_t *hit = map_get(&t->mes, key);
+	if (hit && (*hit >> 62 & 1)) {
+		uint64_t seen = (*hit >> 40 & 0xff) + 1;
+		if (seen < NOT_ME_AGAIN) {
+			*hit = (*hit & ~(0xffULL << 40)) | seen << 40;
+			return 0;
+		}
+		hit = NULL; /* read it afresh */
+	}
 	if (hit && ((*hit >> 63) || ((*hit >> 32) & 0xff) >= NAME_TRIES))
 		return (uint32_t)*hit;
 	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
-	uint32_t sid = method_name_uncached(t, me, fallback);
+	int not_me;
+	uint32_t sid = method_name_uncached(t, me, fallback, &not_me);
+	if (not_me) {
+		map_put(&t->mes, key, 1ULL << 62);
+		return 0;
+	}
 	const char *n = strtab_get(&t->strs, sid);
 	int final = sid && (strchr(n, '#') || strchr(n, '.'));
 	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);

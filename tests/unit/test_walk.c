@@ -9,6 +9,7 @@
 
 #include "noise.h"
 
+#include "ruby/frames.h"
 #include "ruby/layout.h"
 #include "ruby/slots.h"
 #include "ruby/target.h"
@@ -173,12 +174,94 @@ static void test_slots_shared_bucket(void **state)
 	free(c);
 }
 
+/* An Array of n elements at addr, its elements at buf (held apart, as a long Array's are). */
+static void put_heap_array(unsigned char *m, const struct ruby_layout *L, uint64_t addr, uint64_t buf, uint64_t n)
+{
+	put(m, addr, (uint64_t)L->t_array);
+	put(m, addr + (uint64_t)L->rarray_heap_len, n);
+	put(m, addr + (uint64_t)L->rarray_heap_ptr, buf);
+}
+
+/*
+ * A C method's frame whose method entry lives where a torn read once showed
+ * something else (an object): once the slot holds the entry, the frame is
+ * named, however often that garbage was looked at before. (A heap slot
+ * given up on as "not a method entry" kept a late-loaded library's C method
+ * "(unknown C method)" for a whole recording: rubocop's Psych::Parser#parse.)
+ */
+static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
+{
+	(void)state;
+	const struct ruby_layout *L = ruby_layout_find("3.1.2", NULL);
+	assert_non_null(L);
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(strtab_init(&t.strs), 0);
+	mem_open_buffer(&t.mem, BASE, m, SIZE);
+	t.L = L;
+	/* the symbol table: ID serial 100 ("parse") in chunk 0 */
+	uint64_t syms = BASE + 0x1000, ids = BASE + 0x2000, idsbuf = BASE + 0x2100, chunk = BASE + 0x3000,
+		 chunkbuf = BASE + 0x4000, str = BASE + 0x8000, me = BASE + 0x9000, def = BASE + 0x9100;
+	uint64_t serial = 100, id = serial << L->id_scope_shift;
+	assert_true(id > (uint64_t)L->last_op_id);
+	uint32_t last_id = 200;
+	memcpy(m + (syms + (uint64_t)L->symbols_last_id - BASE), &last_id, 4);
+	put(m, syms + (uint64_t)L->symbols_ids, ids);
+	put_heap_array(m, L, ids, idsbuf, 1);
+	put(m, idsbuf, chunk);
+	uint64_t slots = (uint64_t)L->id_entry_unit * (uint64_t)L->id_entry_size;
+	put_heap_array(m, L, chunk, chunkbuf, slots);
+	put(m, chunkbuf + serial * (uint64_t)L->id_entry_size * 8, str);
+	uint64_t sflags = (uint64_t)L->t_string;
+	if (L->rstring_len >= 0)
+		put(m, str + (uint64_t)L->rstring_len, 5);
+	else
+		sflags |= (5ULL << L->rstring_embed_len_shift) & (uint64_t)L->rstring_embed_len_mask;
+	put(m, str, sflags);
+	memcpy(m + (str + (uint64_t)L->rstring_embed_ary - BASE), "parse", 6);
+	t.symbols = syms;
+	t.symbols_searched = 1;
+	/* a C method's frame and its env words: its method entry at me */
+	unsigned char cfp[256] = { 0 };
+	assert_true((size_t)L->cfp_size <= sizeof(cfp));
+	uint64_t eps[1][EP_WORDS] = { { me, 0, (uint64_t)L->frame_magic_cfunc } };
+	struct ruby_frame out[2];
+	/* first an object there, looked at as a torn read would, many times */
+	put(m, me, (uint64_t)L->t_object);
+	for (int i = 0; i < 40; i++) {
+		int dropped = 0;
+		assert_int_equal(ruby_name_frames(&t, cfp, eps, 1, 0, i & 1, out, NULL, &dropped), 0);
+		assert_int_equal(dropped, 1);
+	}
+	/* then its method entry: named within a few lookups, and from then on */
+	put(m, me, (uint64_t)L->t_imemo | (uint64_t)L->imemo_ment << L->fl_ushift);
+	put(m, me + (uint64_t)L->me_def, def);
+	put(m, me + (uint64_t)L->me_called_id, id);
+	put(m, def + (uint64_t)L->def_original_id, id);
+	int named = 0;
+	for (int i = 0; i < 40; i++) {
+		int dropped = 0;
+		int n = ruby_name_frames(&t, cfp, eps, 1, 0, 1, out, NULL, &dropped);
+		assert_int_equal(n, 1);
+		const char *name = strtab_get(&t.strs, out[0].name);
+		if (!strcmp(name, "parse"))
+			named++;
+		else
+			assert_false(named); /* (once named, always) */
+	}
+	assert_true(named >= 30);
+	ruby_target_detach(&t);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_memory),
 		cmocka_unit_test(test_gc_heap_slots),
 		cmocka_unit_test(test_slots_shared_bucket),
+		cmocka_unit_test(test_cfunc_named_once_its_slot_holds_its_entry),
 	};
 	return cmocka_run_group_tests_name("walk", tests, NULL, NULL);
 }
