@@ -103,7 +103,7 @@ integration: deps all
 	@$(TEST_ENV) tests/integration/run
 
 # Everything; SUITE=functional|accuracy, or docs|spy|heap|agent|usdt|formats|serve (or record, states, native, cores,
-# locals, diff, apps) runs that integration suite alone.
+# locals, diff, apps, labels) runs that integration suite alone.
 test: deps all $(UNIT_BIN)
 	@if [ -z "$(SUITE)" ]; then tests/check-includes && tests/run-unit $(UNIT_BIN) && \
 		if command -v $(FUZZ_CC) >/dev/null; then $(MAKE) --no-print-directory -s fuzz && \

@@ -74,6 +74,10 @@ void builtin_hint_children(int pid, const char *remedy);
 	OPT_CALL('f', "format", (v), "FORMAT", \
 		 "flamegraph (default), html, speedscope, firefox, pprof, callgrind,\n" \
 		 "collapsed, summary, summary-by-line (`rbscope help formats`)", builtin_opt_format)
+#define BUILTIN_OPT_LABEL_FRAMES \
+	OPT_FLAG(0, "label-frames", &output_options.label_frames, \
+		 "the request each sample's thread served (a Sinatra route, a Rails action) as a\n" \
+		 "frame over its Ruby frames in every format (pprof has it as a label anyway)")
 #define BUILTIN_OPT_FLAME \
 	OPT_CALL(0, "flame-min-width", NULL, "F", "leave out frames narrower than F of all samples (default 0.0001)", \
 		 builtin_opt_min_width), \

@@ -105,8 +105,14 @@ int builtin_write_profile_to(const struct output_format *fmt, const struct profi
 	int err = outfile_begin(o);
 	if (err)
 		return err;
+	/* The requests each sample served: pprof's labels; a frame of their own with --label-frames; else left out. */
+	struct profile plain;
+	int strip = !fmt->labels && !output_options.label_frames && profile_has_labels(p);
 	errno = 0;
-	err = fmt->write(p, o->f);
+	err = strip ? profile_without_labels(&plain, p) : 0;
+	err = err ?: fmt->write(strip ? &plain : p, o->f);
+	if (strip)
+		profile_free(&plain);
 	/* The stream's error flag too: a failed write inside the writer leaves nothing to flush. */
 	if (!err && (fflush(o->f) || ferror(o->f)))
 		err = -(errno ?: EIO);

@@ -25,7 +25,7 @@ struct record_opts {
 	int output_made; /* output named by rbscope, not the user */
 	char output_buf[64];
 	const struct output_format *format;
-	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf;
+	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf, no_labels;
 	int alloc_interval, by_bytes;
 	char **command;
 };
@@ -53,6 +53,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		BUILTIN_OPT_FLAME,
 		OPT_STRING(0, "raw", &o->raw, "FILE", "also write every sample with its time and thread, for `rbscope report`"),
 		OPT_FLAG(0, "threads", &o->threads, "add a root frame per thread"),
+		BUILTIN_OPT_LABEL_FRAMES,
+		OPT_FLAG(0, "no-labels", &o->no_labels,
+			 "do not tell the request each thread serves (a Sinatra route, a Rails action)"),
 		OPT_FLAG('s', "subprocesses", &o->subprocesses,
 			 "also sample the Ruby processes it forks or spawns (Puma, Unicorn, Resque\n"
 			 "workers), each under a \"process PID COMMAND\" root frame"),
@@ -303,7 +306,8 @@ int cmd_record(int argc, char **argv)
 		.procs = {
 			.scope = o.subprocesses ? PROCS_DESCENDANTS : PROCS_GIVEN,
 			.attach = &builtin_attach_opts,
-			.sampler = { .mode = o.mode, .threads_root = o.threads, .syscalls = o.syscalls, .native = o.native },
+			.sampler = { .mode = o.mode, .threads_root = o.threads, .syscalls = o.syscalls, .native = o.native,
+				     .no_labels = o.no_labels },
 			.process_frames = o.subprocesses,
 			.blocking = o.blocking,
 			.followed = isatty(2) ? say_followed : NULL,

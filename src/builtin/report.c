@@ -55,6 +55,21 @@ static int report_diff(const char *base_path, const char *new_path, const struct
 		profile_free(&base);
 		return rc;
 	}
+	struct profile plain;
+	if (!output_options.label_frames && (profile_has_labels(&base) || profile_has_labels(&newer))) {
+		/* (the requests are a frame of their own only when asked) */
+		int err = profile_without_labels(&plain, &base);
+		profile_free(&base);
+		base = plain;
+		err = err ?: profile_without_labels(&plain, &newer);
+		profile_free(&newer);
+		newer = plain;
+		if (err) {
+			profile_free(&base);
+			profile_free(&newer);
+			return err_report(err, "cannot compare '%s' with '%s'", base_path, new_path);
+		}
+	}
 	if (base.kind != newer.kind) {
 		error("'%s' is %s profile and '%s' %s: compare like with like", base_path,
 		      base.kind == PROFILE_ALLOCS ? "an allocation" : "a time", new_path,
@@ -98,6 +113,7 @@ int cmd_report(int argc, char **argv)
 			   "its ending picks the format when -f is not given (default: standard\n"
 			   "output, or RAW's name with the format's ending when that is a terminal)"),
 		BUILTIN_OPT_FLAME,
+		BUILTIN_OPT_LABEL_FRAMES,
 		OPT_FLAG(0, "bytes", &by_bytes,
 			 "a recording of allocations (record --mode alloc): weigh stacks by bytes,\n"
 			 "not objects, in the formats that show one value"),

@@ -173,11 +173,11 @@ static int write_pprof(const struct profile *p, FILE *f)
 }
 
 static const struct output_format diff_formats[] = {
-	{ "summary", "the functions whose share changed most, in percentage points", write_summary, 0 },
-	{ "flamegraph", "NEW's flame graph, each frame red where its share grew, blue where it shrank", output_flamegraph, 0 },
-	{ "pprof", "NEW's samples and BASE's negated, for go tool pprof to show the difference", write_pprof, 0 },
-	{ "collapsed", "folded stacks with BASE's and NEW's weights (difffolded.pl's)", write_collapsed, 0 },
-	{ NULL, NULL, NULL, 0 },
+	{ "summary", "the functions whose share changed most, in percentage points", write_summary, 0, 0 },
+	{ "flamegraph", "NEW's flame graph, each frame red where its share grew, blue where it shrank", output_flamegraph, 0, 0 },
+	{ "pprof", "NEW's samples and BASE's negated, for go tool pprof to show the difference", write_pprof, 0, 1 },
+	{ "collapsed", "folded stacks with BASE's and NEW's weights (difffolded.pl's)", write_collapsed, 0, 0 },
+	{ NULL, NULL, NULL, 0, 0 },
 };
 
 const struct output_format *output_diff_format(const char *name)

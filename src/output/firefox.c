@@ -85,8 +85,10 @@ static int64_t table_stack(struct gecko_thread *g, const struct profile *p, uint
 	uint32_t prefix = 0;
 	for (uint32_t j = 0; j < st->len; j++) {
 		uint32_t id = p->pool[st->start + j];
-		/* Each thread is its own track: a --threads root frame would only repeat its name. */
-		if (p->frames[id].kind == PROFILE_FRAME_THREAD && !g->keep_thread_roots)
+		/* Each thread is its own track: a --threads root frame would only repeat its name. The request
+		   served is a marker, a frame only with --label-frames. */
+		if ((p->frames[id].kind == PROFILE_FRAME_THREAD && !g->keep_thread_roots) ||
+		    (p->frames[id].kind == PROFILE_FRAME_LABEL && !output_options.label_frames))
 			continue;
 		int64_t frame = table_frame(g, id);
 		if (frame < 0)
@@ -171,6 +173,42 @@ static void write_state_marker(const struct profile *p, FILE *f, int *first, uin
 	*first = 0;
 }
 
+static void write_label_marker(const struct gecko_thread *g, const struct profile *p, FILE *f, int *first,
+			       int64_t label, uint64_t from, uint64_t to)
+{
+	uint64_t *name = map_get(&g->frame_index, (uint64_t)label); /* (its string: its frame's, added before) */
+	if (!name)
+		return;
+	fprintf(f, "%s[%llu,", *first ? "\n" : ",\n", (unsigned long long)*name);
+	write_ms(f, from);
+	fputc(',', f);
+	write_ms(f, to);
+	fprintf(f, ",1,%d,{\"type\":\"Request\",\"endpoint\":", CATEGORY_RUBY);
+	json_write_string(f, strtab_get(&p->strs, p->frames[label].name));
+	fputs("}]", f);
+	*first = 0;
+}
+
+/* The requests the thread served, interval markers named after each (runs of samples with its label frame). */
+static void write_label_markers(const struct gecko_thread *g, const struct profile *p, const struct thread_samples *ts,
+				uint32_t t, int *first, FILE *f)
+{
+	int64_t label = -1;
+	uint64_t from = 0, last = 0;
+	for (uint64_t k = ts->start[t]; k < ts->start[t + 1] && !ts->synthetic; k++) {
+		const struct profile_sample *s = &ts->samples[ts->order[k]];
+		int64_t now = profile_stack_label(p, s->stack);
+		int gap = label >= 0 && s->t_ns - last > 4 * ts->period_ns;
+		if (label >= 0 && (now != label || gap))
+			write_label_marker(g, p, f, first, label, from, gap ? last + ts->period_ns : s->t_ns);
+		if (now != label || gap)
+			label = now, from = s->t_ns;
+		last = s->t_ns;
+	}
+	if (label >= 0)
+		write_label_marker(g, p, f, first, label, from, last + ts->period_ns);
+}
+
 /*
  * The thread's states as interval markers, one per run of samples in the
  * same state (blocked in the same system call, with --syscalls): a track
@@ -179,7 +217,8 @@ static void write_state_marker(const struct profile *p, FILE *f, int *first, uin
  * thread was not seen for longer. The markers' names are strings from index
  * strings on (see write_tables).
  */
-static void write_markers(const struct profile *p, const struct thread_samples *ts, uint32_t t, uint32_t strings, FILE *f)
+static void write_markers(const struct gecko_thread *g, const struct profile *p, const struct thread_samples *ts,
+			  uint32_t t, uint32_t strings, FILE *f)
 {
 	fputs("\"markers\":{\"schema\":{\"name\":0,\"startTime\":1,\"endTime\":2,\"phase\":3,\"category\":4,"
 	      "\"data\":5},\"data\":[", f);
@@ -201,6 +240,7 @@ static void write_markers(const struct profile *p, const struct thread_samples *
 	}
 	if (state >= 0)
 		write_state_marker(p, f, &first, strings, state, syscall, from, last + ts->period_ns);
+	write_label_markers(g, p, ts, t, &first, f);
 	fputs("]}", f);
 }
 
@@ -268,9 +308,15 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 	write_ms(f, ts->samples[ts->order[ts->start[t]]].t_ns);
 	fputs(",\"unregisterTime\":null,\n", f);
 	int err = write_samples(&g, p, ts, t, f);
+	/* the requests' names are their frames' strings: in the table before the states' names start */
+	for (uint64_t k = ts->start[t]; k < ts->start[t + 1] && !err; k++) {
+		int64_t label = profile_stack_label(p, ts->samples[ts->order[k]].stack);
+		if (label >= 0 && table_frame(&g, (uint32_t)label) < 0)
+			err = -ENOMEM;
+	}
 	if (!err) {
 		fputs(",\n", f);
-		write_markers(p, ts, t, g.nframes, f);
+		write_markers(&g, p, ts, t, g.nframes, f);
 	}
 	err = err ?: write_tables(&g, p, b, f);
 	fputs("}", f);
@@ -300,7 +346,11 @@ static int write_meta(const struct profile *p, const struct thread_samples *ts, 
 	fprintf(f, ",\n\"categories\":%s,\"markerSchema\":[{\"name\":\"ThreadState\",\"display\":[\"marker-chart\","
 		   "\"marker-table\",\"timeline-overview\"],\"chartLabel\":\"{marker.data.state}\",\"tooltipLabel\":"
 		   "\"{marker.data.state}\",\"tableLabel\":\"{marker.data.state}\",\"data\":[{\"key\":\"state\","
-		   "\"label\":\"State\",\"format\":\"string\",\"searchable\":true}]}]}", categories);
+		   "\"label\":\"State\",\"format\":\"string\",\"searchable\":true}]},{\"name\":\"Request\",\"display\":"
+		   "[\"marker-chart\",\"marker-table\",\"timeline-overview\"],\"chartLabel\":\"{marker.data.endpoint}\","
+		   "\"tooltipLabel\":\"{marker.data.endpoint}\",\"tableLabel\":\"{marker.data.endpoint}\",\"data\":"
+		   "[{\"key\":\"endpoint\",\"label\":\"Endpoint\",\"format\":\"string\",\"searchable\":true}]}]}",
+		categories);
 	return err;
 }
 

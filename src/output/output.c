@@ -7,20 +7,22 @@
 struct output_options output_options = { .flame_min_width = 0.0001 };
 
 const struct output_format output_formats[] = {
-	{ "flamegraph", "interactive SVG flame graph: hover, click to zoom, search (any browser)", output_flamegraph, 0 },
+	{ "flamegraph", "interactive SVG flame graph: hover, click to zoom, search (any browser)", output_flamegraph, 0, 0 },
 	{ "collapsed", "folded stacks, one line per unique stack with its count (flamegraph.pl, speedscope)",
-	  output_collapsed, 0 },
-	{ "summary", "functions by % self and % total", output_summary, 0 },
-	{ "summary-by-line", "file:line by % self and % total", output_summary_by_line, 0 },
-	{ "html", "one self-contained page: flame graph, summary tables, threads, metadata", output_html, 1 },
-	{ "pprof", "gzipped perftools.profiles.Profile protobuf with thread labels (go tool pprof)", output_pprof, 1 },
+	  output_collapsed, 0, 0 },
+	{ "summary", "functions by % self and % total", output_summary, 0, 0 },
+	{ "summary-by-line", "file:line by % self and % total", output_summary_by_line, 0, 0 },
+	{ "html", "one self-contained page: flame graph, summary tables, threads, metadata", output_html, 1, 0 },
+	{ "pprof", "gzipped perftools.profiles.Profile protobuf with thread and endpoint labels (go tool pprof)",
+	  output_pprof, 1, 1 },
 	{ "callgrind", "callgrind profile with inclusive call costs (KCachegrind, QCachegrind, callgrind_annotate)",
-	  output_callgrind, 0 },
-	{ "speedscope", "speedscope JSON, one timeline per thread, each sample weighted by its time (speedscope.app)",
-	  output_speedscope, 1 },
-	{ "firefox", "Gecko profile JSON with a track per thread (profiler.firefox.com)", output_firefox, 1 },
+	  output_callgrind, 0, 0 },
+	{ "speedscope", "speedscope JSON, a timeline per thread (samples weighted by time), a profile per endpoint",
+	  output_speedscope, 1, 1 },
+	{ "firefox", "Gecko profile JSON with a track per thread, its states and requests as markers (profiler.firefox.com)",
+	  output_firefox, 1, 1 },
 	/* new formats above this line */
-	{ NULL, NULL, NULL, 0 },
+	{ NULL, NULL, NULL, 0, 0 },
 };
 
 const struct output_format *output_find(const char *name)

@@ -13,6 +13,8 @@ struct output_format {
 	/* Write p to f; 0 or a negative code. The caller flushes f and checks it for write errors. */
 	int (*write)(const struct profile *p, FILE *f);
 	int needs_samples; /* uses p->samples (each sample's time and thread), not only stack counts */
+	int labels;        /* writes the request label frames its own way (pprof: labels); the others get a profile
+			      without them (profile_without_labels) unless output_options.label_frames */
 };
 
 /* The formats, NULL-terminated. */
@@ -99,6 +101,7 @@ struct output_options {
 	const char *title;      /* flamegraph and html: overrides the title made from the recording */
 	/* flamegraph of d->p: widths are NEW's, each frame red where its share grew, blue where it shrank */
 	const struct profile_diff *diff;
+	int label_frames; /* --label-frames: the request each sample served is a frame over its Ruby frames */
 };
 extern struct output_options output_options;
 

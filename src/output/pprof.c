@@ -68,6 +68,7 @@ struct pprof {
 	uint32_t s_alloc_objects, s_alloc_space, s_bytes, s_allocations, s_class; /* an allocation profile's */
 	uint32_t s_states[PROFILE_STATES];
 	uint32_t s_base, s_true; /* a diff's: BASE's samples labelled pprof::base=true */
+	uint32_t s_endpoint;     /* the request a sample's thread served (its PROFILE_FRAME_LABEL) */
 	uint32_t s_cpu, s_pid, s_command, s_container, s_service;
 	const struct pprof_options *opt;
 	struct map label_index; /* tid -> index in labels + 1 */
@@ -222,7 +223,7 @@ static uint32_t str_of(struct pprof *pp, uint32_t id)
 	return i;
 }
 
-/* Functions (one per name and path) and locations (one per frame); thread roots become labels instead. */
+/* Functions (one per name and path) and locations (one per frame); thread roots and requests become labels instead. */
 static int index_frames(struct pprof *pp)
 {
 	const struct profile *p = pp->p;
@@ -231,7 +232,7 @@ static int index_frames(struct pprof *pp)
 	map_init(&maps);
 	for (uint32_t i = 0; i < p->nframes && !pp->msg.err; i++) {
 		const struct profile_frame *fr = &p->frames[i];
-		if (fr->kind == PROFILE_FRAME_THREAD)
+		if (fr->kind == PROFILE_FRAME_THREAD || fr->kind == PROFILE_FRAME_LABEL)
 			continue;
 		uint64_t key = (uint64_t)fr->name << 32 | fr->path;
 		uint64_t *hit = map_get(&funcs, key);
@@ -306,6 +307,7 @@ static int pprof_init(struct pprof *pp, const struct profile *p, const struct pp
 	pp->s_tid = str_add(pp, "thread id");
 	pp->s_thread = str_add(pp, "thread name");
 	pp->s_state = str_add(pp, "thread state");
+	pp->s_endpoint = str_add(pp, "endpoint");
 	for (int k = 0; k < PROFILE_STATES; k++)
 		pp->s_states[k] = str_add(pp, profile_state_name(k));
 	if (p->kind == PROFILE_ALLOCS) { /* the sample types of Go's heap profile that say what was allocated */
@@ -499,6 +501,9 @@ static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 			put_label(pp, pp->s_service, l->service, 0);
 	}
 	put_label(pp, pp->s_state, pp->s_states[profile_stack_state(p, a->stack)], 0);
+	int64_t label = profile_stack_label(p, a->stack);
+	if (label >= 0)
+		put_label(pp, pp->s_endpoint, str_of(pp, p->frames[label].name), 0);
 	gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
 }
 

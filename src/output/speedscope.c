@@ -33,8 +33,10 @@ static void write_stack(const struct profile *p, const struct thread_samples *ts
 	fputc('[', f);
 	for (uint32_t j = 0; j < s->len; j++) {
 		uint32_t id = p->pool[s->start + j];
-		/* Each thread is a profile of its own: a --threads root frame would only repeat its name. */
-		if (p->frames[id].kind == PROFILE_FRAME_THREAD && !ts->synthetic)
+		/* Each thread is a profile of its own: a --threads root frame would only repeat its name; each
+		   request too (write_label): its frame only with --label-frames. */
+		if ((p->frames[id].kind == PROFILE_FRAME_THREAD && !ts->synthetic) ||
+		    (p->frames[id].kind == PROFILE_FRAME_LABEL && !output_options.label_frames))
 			continue;
 		fprintf(f, "%s%u", sep, id);
 		sep = ",";
@@ -90,6 +92,38 @@ static int write_thread(const struct profile *p, const struct thread_samples *ts
 	return 0;
 }
 
+/* The samples of the request whose label frame is label, every thread's, as a profile of their own. */
+static int write_label(const struct profile *p, const struct thread_samples *ts, uint32_t label, struct buf *b, FILE *f)
+{
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	int err = json_write_stringf(f, b, "endpoint %s", strtab_get(&p->strs, p->frames[label].name));
+	uint64_t total = 0, per = p->kind != PROFILE_ALLOCS && ts->period_ns ? ts->period_ns : 1;
+	for (uint32_t i = 0; i < p->nstacks; i++)
+		if (profile_stack_label(p, i) == (int64_t)label)
+			total += profile_stack_weight(p, i) * per;
+	const char *unit = p->kind != PROFILE_ALLOCS ? "nanoseconds" : p->by_bytes ? "bytes" : "none";
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\n\"samples\":[", unit,
+		(unsigned long long)total);
+	const char *sep = "";
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		if (profile_stack_label(p, i) != (int64_t)label || !profile_stack_weight(p, i))
+			continue;
+		fputs(sep, f);
+		write_stack(p, ts, i, f);
+		sep = ",\n";
+	}
+	fputs("],\n\"weights\":[", f);
+	sep = "";
+	for (uint32_t i = 0; i < p->nstacks; i++) {
+		if (profile_stack_label(p, i) != (int64_t)label || !profile_stack_weight(p, i))
+			continue;
+		fprintf(f, "%s%llu", sep, (unsigned long long)(profile_stack_weight(p, i) * per));
+		sep = ",";
+	}
+	fputs("]}", f);
+	return err;
+}
+
 int output_speedscope(const struct profile *p, FILE *f)
 {
 	struct thread_samples ts;
@@ -113,6 +147,12 @@ int output_speedscope(const struct profile *p, FILE *f)
 		fputs(i ? ",\n" : "\n", f);
 		err = write_thread(p, &ts, i % ts.nthreads, i >= ts.nthreads, &b, f);
 	}
+	/* and each request's samples, all threads' (a profile per endpoint) */
+	for (uint32_t i = 0; i < p->nframes && !err && !ferror(f); i++)
+		if (p->frames[i].kind == PROFILE_FRAME_LABEL) {
+			fputs(ts.nthreads ? ",\n" : "\n", f);
+			err = write_label(p, &ts, i, &b, f);
+		}
 	fputs("]}\n", f);
 	buf_free(&b);
 	thread_samples_free(&ts);

@@ -85,8 +85,9 @@ int summary_rows(const struct profile *p, int by_line, struct summary_row **out,
 		total += w;
 		for (uint32_t j = 0; j < len; j++) {
 			uint32_t gid = group[p->pool[s->start + j]];
-			if (p->frames[p->pool[s->start + j]].kind == PROFILE_FRAME_THREAD)
-				continue;
+			uint32_t kind = p->frames[p->pool[s->start + j]].kind;
+			if (kind == PROFILE_FRAME_THREAD || (kind == PROFILE_FRAME_LABEL && !output_options.label_frames))
+				continue; /* (a request is not a function, unless asked) */
 			if (seen[gid] != i + 1) { /* recursion counts once per sample in total */
 				seen[gid] = i + 1;
 				rows[gid].total += w;

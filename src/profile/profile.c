@@ -498,3 +498,108 @@ void profile_drop_samples(struct profile *p, uint64_t n)
 	memmove(p->samples, p->samples + n, (p->nsamples - n) * sizeof(*p->samples));
 	p->nsamples -= n;
 }
+
+int64_t profile_stack_label(const struct profile *p, uint32_t stack)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	for (uint32_t j = 0; j < s->len; j++) /* (next to its roots: a few steps) */
+		if (p->frames[p->pool[s->start + j]].kind == PROFILE_FRAME_LABEL)
+			return p->pool[s->start + j];
+	return -1;
+}
+
+int profile_has_labels(const struct profile *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (p->frames[i].kind == PROFILE_FRAME_LABEL)
+			return 1;
+	return 0;
+}
+
+/* Copy src's stacks into dst without label frames: map[i] is stack i's id in dst. */
+static int copy_unlabelled(struct profile *dst, const struct profile *src, uint32_t *map)
+{
+	uint32_t *ids = malloc((src->nframes + 1) * sizeof(*ids)), *buf = NULL;
+	size_t cap = 0;
+	int err = ids ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !err && i < src->nframes; i++) {
+		const struct profile_frame *f = &src->frames[i];
+		int64_t id = f->kind == PROFILE_FRAME_LABEL ? 0 :
+			     profile_frame(dst, strtab_get(&src->strs, f->name), strtab_get(&src->strs, f->path), f->line,
+					   f->kind);
+		if (id < 0)
+			err = (int)id;
+		ids[i] = f->kind == PROFILE_FRAME_LABEL ? UINT32_MAX : (uint32_t)id;
+	}
+	for (uint32_t i = 0; !err && i < src->nstacks; i++) {
+		const struct profile_stack *s = &src->stacks[i];
+		uint32_t *b = vec_grow(buf, s->len + 1, &cap, sizeof(*b)), n = 0;
+		if (!b) {
+			err = -ENOMEM;
+			break;
+		}
+		buf = b;
+		for (uint32_t j = 0; j < s->len; j++)
+			if (ids[src->pool[s->start + j]] != UINT32_MAX)
+				buf[n++] = ids[src->pool[s->start + j]];
+		int64_t st = profile_stack(dst, buf, n);
+		if (st < 0) {
+			err = (int)st;
+			break;
+		}
+		map[i] = (uint32_t)st;
+		dst->stacks[st].count += s->count;
+		dst->stacks[st].bytes += s->bytes;
+	}
+	free(ids);
+	free(buf);
+	return err;
+}
+
+int profile_without_labels(struct profile *dst, const struct profile *src)
+{
+	int err = profile_init(dst);
+	uint32_t *map = err ? NULL : malloc((src->nstacks + 1) * sizeof(*map));
+	if (!err && !map)
+		err = -ENOMEM;
+	if (err)
+		return err;
+	dst->kind = src->kind;
+	dst->alloc_interval = src->alloc_interval;
+	dst->alloc_total = src->alloc_total;
+	dst->by_bytes = src->by_bytes;
+	dst->alloc_live = src->alloc_live;
+	dst->pid = src->pid;
+	dst->rate_hz = src->rate_hz;
+	dst->duration_ns = src->duration_ns;
+	dst->start_ns = src->start_ns;
+	dst->errors = src->errors;
+	dst->torn = src->torn;
+	dst->dropped = src->dropped;
+	dst->keep_samples = src->keep_samples;
+	dst->keep_samples_all = src->keep_samples_all;
+	dst->n_mn_threads = src->n_mn_threads;
+	const char *rv = strtab_get(&src->strs, src->ruby_version), *cmd = strtab_get(&src->strs, src->command);
+	int64_t a = strtab_intern(&dst->strs, rv, strlen(rv)), b = strtab_intern(&dst->strs, cmd, strlen(cmd));
+	err = a < 0 ? (int)a : b < 0 ? (int)b : 0;
+	dst->ruby_version = (uint32_t)a;
+	dst->command = (uint32_t)b;
+	err = err ?: copy_unlabelled(dst, src, map);
+	for (uint32_t i = 0; !err && i < src->nthreads; i++) {
+		int64_t t = profile_thread_index(dst, src->threads[i].tid);
+		err = t < 0 ? (int)t : profile_thread(dst, src->threads[i].tid, strtab_get(&src->strs, src->threads[i].name));
+		for (int k = 0; !err && k < PROFILE_STATES && src->thread_states; k++)
+			dst->thread_states[t][k] = src->thread_states[i][k];
+	}
+	if (!err && src->nsamples) {
+		dst->samples = malloc(src->nsamples * sizeof(*dst->samples));
+		if (!dst->samples)
+			err = -ENOMEM;
+		for (uint64_t i = 0; !err && i < src->nsamples; i++)
+			dst->samples[i] = (struct profile_sample){ src->samples[i].t_ns, src->samples[i].tid,
+								   map[src->samples[i].stack] };
+		dst->nsamples = dst->samples_cap = err ? 0 : src->nsamples;
+	}
+	free(map);
+	return err;
+}

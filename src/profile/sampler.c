@@ -30,7 +30,7 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p, co
 	map_init(&s->state_frames);
 	map_init(&s->cpu_index);
 	s->sample = malloc(sizeof(*s->sample));
-	s->stack_buf = malloc((WALK_MAX_FRAMES + 4) * sizeof(*s->stack_buf));
+	s->stack_buf = malloc((WALK_MAX_FRAMES + 5) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
 }
 
@@ -307,6 +307,13 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 			return (int)id;
 		s->stack_buf[n++] = (uint32_t)id;
 	}
+	if (th->label) { /* the request it serves, over its Ruby frames */
+		struct ruby_frame lf = { th->label, 0, 0, PROFILE_FRAME_LABEL };
+		int64_t id = profile_frame_of(s, &lf);
+		if (id < 0)
+			return (int)id;
+		s->stack_buf[n++] = (uint32_t)id;
+	}
 	for (int j = th->nframes - 1; j >= 0; j--) { /* root first */
 		int64_t id = profile_frame_of(s, &th->frames[j]);
 		if (id < 0)
@@ -378,7 +385,7 @@ int sampler_capture_hz(int mode, int blocking, int no_bpf, double rate)
 
 int sampler_capture(struct sampler *s, int hz, char *why, size_t whylen)
 {
-	int err = ruby_capture_open(s->target, hz, s->cfg.native, &s->capture, why, whylen);
+	int err = ruby_capture_open(s->target, hz, s->cfg.native, !s->cfg.no_labels, &s->capture, why, whylen);
 	if (!err && s->cfg.native)
 		s->target->native_source = ruby_capture_source(s->capture);
 	return err;
@@ -442,7 +449,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 			return err;
 	}
 	unsigned flags = (s->cfg.mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->cfg.syscalls ? WALK_SYSCALL : 0) |
-			 (s->cfg.native ? WALK_NATIVE : 0);
+			 (s->cfg.native ? WALK_NATIVE : 0) | (s->cfg.no_labels ? 0 : WALK_LABELS);
 	/* wall mode: whether the GVL holder is off its CPU, asked as its stack is read (see below) */
 	int ask = s->capture && s->cfg.mode == SAMPLER_WALL;
 	s->target->holder_on_cpu = ask ? holder_on_cpu : NULL;

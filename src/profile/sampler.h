@@ -51,6 +51,7 @@ struct sampler_config {
 	int threads_root; /* --threads: a root frame per thread */
 	int syscalls;     /* --syscalls: name the system call of each blocked thread */
 	int native;       /* --native: native frames over the C method that called them */
+	int no_labels;    /* --no-labels: no frame of the request a thread serves (ruby_request_label) */
 	/* --mode cpu: a thread's samples are its CPU time by the kernel's account, one per period_ns (the
 	   rate's period; 0: the time between ticks), each with its stack at the tick after that time ran. */
 	uint64_t period_ns;

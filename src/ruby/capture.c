@@ -22,6 +22,7 @@
 #include "../proc/task.h"
 #include "bpf/capture_rec.h"
 #include "frames.h"
+#include "label.h"
 #include "native.h"
 #include "vm.h"
 
@@ -69,12 +70,13 @@ struct ruby_capture {
 	int stats_fd;
 	uint64_t period_ns, rng, gen;
 	uint64_t seen_on, seen_ready; /* ruby_capture_on_cpu: holders found on another CPU, running or ready to */
-	int native;
+	int native, labels;
 	size_t page;
 	unsigned char *rec; /* --native: a sample out of a buffer, in one piece (at most 64 KB) */
 	struct followed *f;
 	int nf, capf;
 	struct ruby_frame *frames;
+	struct ruby_frame_at at[CAPTURE_MAX_FRAMES + 2]; /* labels: where each of a sample's frames lives */
 	unsigned char cfps[CAPTURE_MAX_FRAMES * CAPTURE_CFP_MAX]; /* a sample's control frames, cfp_size apart */
 	uint64_t eps[CAPTURE_MAX_FRAMES][EP_WORDS];
 	ruby_capture_fn fn; /* during a drain */
@@ -249,10 +251,14 @@ static int on_rec(void *ctx, void *data, size_t size)
 		memcpy(c->cfps + (size_t)i * csz, r->frames[i].cfp, csz);
 		memcpy(c->eps[i], r->frames[i].eps, sizeof(c->eps[i]));
 	}
-	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k, NULL, &dropped);
+	if (k)
+		c->at[0] = (struct ruby_frame_at){ 0 }; /* (the GC's frame) */
+	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k,
+			      c->labels ? c->at + k : NULL, &dropped);
 	struct ruby_thread_sample ts = {
 		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
+		.label = c->labels ? ruby_request_label(c->t, c->frames, c->at, k) : 0,
 	};
 	if (c->native && f->ring) {
 		uint64_t regs[17];
@@ -271,7 +277,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_capture **out, char *why, size_t whylen)
+int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, struct ruby_capture **out, char *why,
+		      size_t whylen)
 {
 	uint64_t owner, gc;
 	*out = NULL;
@@ -300,6 +307,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_cap
 	}
 	c->t = t;
 	c->native = native;
+	c->labels = labels;
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
 	c->stats_fd = -1;
 	c->period_ns = 1000000000ULL / (uint64_t)hz;

@@ -26,10 +26,12 @@ struct ruby_capture_stats {
  * Sample t's GVL holder in its own context at hz (per second of its CPU time,
  * each period drawn at random around 1/hz); with native, its native frames
  * too, unwound from the registers and stack the kernel copies at each sample
- * (no stop). 0 with *out set, or a negative code with why set to one line
- * saying what is missing (privileges, the kernel's BPF, this Ruby's layout).
+ * (no stop); with labels, each sample's request (ruby_request_label). 0
+ * with *out set, or a negative code with why set to one line saying what is
+ * missing (privileges, the kernel's BPF, this Ruby's layout).
  */
-int ruby_capture_open(struct ruby_target *t, int hz, int native, struct ruby_capture **out, char *why, size_t whylen);
+int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, struct ruby_capture **out, char *why,
+		      size_t whylen);
 void ruby_capture_close(struct ruby_capture *c);
 
 /* Follow the threads of sample s (a task clock for each new one, none for those gone). 0 or a negative code. */

@@ -77,34 +77,16 @@ out:
 	return err;
 }
 
-/* 2.7: an st_table of ID -> value. */
+/* 2.7: an st_table of ID -> value (its first RUBY_ST_SCAN: more fiber-locals than that are not shown). */
 static int st_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals *out)
 {
-	const struct ruby_layout *L = t->L;
-	uint64_t hdr[8];
-	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
-	if (err)
-		return err;
-	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-		 bound = hdr[L->st_entries_bound / 8];
-	size_t esz = (size_t)L->st_entry_size;
-	if (bound < start || bound - start > LOCALS_MAX * 4 || esz > 24)
-		return ERR_CORRUPT;
-	size_t n = (size_t)(bound - start);
-	unsigned char *e = malloc(n * esz + 1);
-	if (!e)
-		return -ENOMEM;
-	err = mem_read(&t->mem, entries + start * esz, e, n * esz);
-	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t hash, key, val;
-		memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
-		memcpy(&key, e + i * esz + L->st_entry_key, 8);
-		memcpy(&val, e + i * esz + L->st_entry_record, 8);
-		uint32_t name = hash != ~0ULL ? ruby_id_name(t, key) : 0;
+	uint64_t keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN];
+	int n = ruby_st_pairs(t, tbl, keys, vals), err = n < 0 ? n : 0;
+	for (int i = 0; i < n && !err; i++) {
+		uint32_t name = ruby_id_name(t, keys[i]);
 		if (name)
-			err = add(t, out, name, 0, val);
+			err = add(t, out, name, 0, vals[i]);
 	}
-	free(e);
 	return err;
 }
 

@@ -204,10 +204,9 @@ static void take_hidden_ivar(struct ruby_target *t, uint64_t key, uint64_t value
 		*attached = value;
 }
 
-#define ST_SCAN 64 /* st_table entries looked at (a class's ivars, an object's ivar names) */
+#define ST_SCAN RUBY_ST_SCAN
 
-/* The live entries of the st_table at tbl (deleted ones skipped), up to ST_SCAN: their count, or negative. */
-static int st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals)
+int ruby_st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t hdr[8];
@@ -247,12 +246,63 @@ static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, 
 	int err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl);
 	if (err || !tbl)
 		return err ? err : -ENOENT;
-	int n = st_pairs(t, tbl, keys, vals);
+	int n = ruby_st_pairs(t, tbl, keys, vals);
 	for (int i = 0; i < n; i++)
 		take_hidden_ivar(t, keys[i], vals[i], classpath, &tmp, attached);
 	if (!*classpath)
 		*classpath = tmp;
 	return n < 0 ? n : 0;
+}
+
+int ruby_hash_pairs(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *keys, uint64_t *vals, int max,
+		     uint64_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	if (L->rhash_table_ptr < 0 && L->rhash_table_inline < 0)
+		return ERR_UNSUPPORTED;
+	uint64_t table = v + (uint64_t)L->rhash_table_inline;
+	int err = 0, n = 0;
+	if (L->rhash_table_ptr >= 0 && (err = mem_read_u64(&t->mem, v + (uint64_t)L->rhash_table_ptr, &table)))
+		return err;
+	if (flags & (uint64_t)L->rhash_st_flag) {
+		uint64_t hdr[8];
+		if (!table || (err = mem_read(&t->mem, table, hdr, sizeof(hdr))))
+			return table ? err : ERR_CORRUPT;
+		uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+			 bound = hdr[L->st_entries_bound / 8];
+		*size = hdr[L->st_num_entries / 8];
+		if (bound < start || *size >> 40)
+			return ERR_CORRUPT;
+		size_t esz = (size_t)L->st_entry_size, look = bound - start < RUBY_ST_SCAN ? (size_t)(bound - start) : RUBY_ST_SCAN;
+		unsigned char e[RUBY_ST_SCAN * 24];
+		if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
+			return err ? err : ERR_UNSUPPORTED;
+		for (size_t i = 0; i < look && n < max; i++) {
+			uint64_t hash;
+			memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
+			if (hash == ~0ULL)
+				continue; /* deleted */
+			memcpy(&keys[n], e + i * esz + L->st_entry_key, 8);
+			memcpy(&vals[n++], e + i * esz + L->st_entry_record, 8);
+		}
+		return n;
+	}
+	*size = (flags & (uint64_t)L->rhash_ar_size_mask) >> L->rhash_ar_size_shift;
+	uint64_t bound = (flags & (uint64_t)L->rhash_ar_bound_mask) >> L->rhash_ar_bound_shift;
+	if (!*size)
+		return 0;
+	if (!table || bound > 16)
+		return ERR_CORRUPT;
+	uint64_t pairs[32];
+	if ((err = mem_read(&t->mem, table + (uint64_t)L->ar_pairs, pairs, (size_t)bound * 16)))
+		return err;
+	for (uint64_t i = 0; i < bound && n < max; i++) {
+		if (pairs[2 * i] == (uint64_t)L->qundef)
+			continue; /* cleared */
+		keys[n] = pairs[2 * i];
+		vals[n++] = pairs[2 * i + 1];
+	}
+	return n;
 }
 
 #define SHAPE_HOPS 256 /* ivars followed through an object's shapes; a class with more keeps its path out of reach */
@@ -375,7 +425,7 @@ static int class_ivar_named(struct ruby_target *t, uint64_t klass, const char *n
 			return ERR_CORRUPT;
 		if (type == L->t_class && L->classext_iv_tbl >= 0) {
 			int n = !mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl) && tbl ?
-					st_pairs(t, tbl, keys, vals) : 0;
+					ruby_st_pairs(t, tbl, keys, vals) : 0;
 			for (int i = 0; i < n; i++)
 				if (id_is(t, keys[i], name))
 					return *value = vals[i], 0;
@@ -428,7 +478,7 @@ static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, u
 		numiv = IVARS_MAX;
 	if (numiv && (err = mem_read(&t->mem, ptr, ivs, numiv * 8)))
 		return err;
-	int n = st_pairs(t, tbl, keys, vals), k = 0;
+	int n = ruby_st_pairs(t, tbl, keys, vals), k = 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t index = (uint32_t)vals[i];
 		if (L->iv_index_entry_index >= 0 &&

@@ -18,6 +18,17 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap);
  * String's length, *flags (unless NULL) its flags (its encoding's index).
  */
 int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, uint64_t *len, uint64_t *flags);
+/* st_table entries ruby_st_pairs looks at. */
+#define RUBY_ST_SCAN 64
+/* The live entries of the st_table at tbl (deleted ones skipped), the first RUBY_ST_SCAN: their count, or negative. */
+int ruby_st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals);
+/*
+ * The first max live pairs (at most RUBY_ST_SCAN looked at) of the Hash at v
+ * whose flags are given: their count, or negative (ERR_UNSUPPORTED: this
+ * Ruby's hashes are not read). *size gets how many pairs it has.
+ */
+int ruby_hash_pairs(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *keys, uint64_t *vals, int max,
+		    uint64_t *size);
 /* Element i of the Array at v; 0 or negative. */
 int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out);
 /* Is v a heap object (not an immediate, not nil/false/true/undef)? */

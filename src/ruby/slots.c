@@ -23,6 +23,7 @@ void ruby_walk_free(struct ruby_target *t)
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		walk_slot_forget(&t->walk->slot[i]);
 	free(t->walk->buf);
+	free(t->walk->at);
 	free(t->walk->bth);
 	free(t->walk->bcfps);
 	free(t->walk->bq);

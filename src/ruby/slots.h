@@ -55,6 +55,7 @@ struct walk_slot {
 	struct ruby_frame *last_frames;
 	int last_n, last_named, quiet;
 	int last_cap; /* frames last_cfps and last_frames have room for */
+	uint32_t label; /* WALK_LABELS: the request its last read in full served (a quiet read's frames are those) */
 	/* --native, on its CPU without the GVL: the native frames of its last kernel sample, and of which call */
 	struct native_frame *nat;
 	int nat_n;
@@ -96,6 +97,7 @@ struct walk_cache {
 	struct unwinder *unwind; /* WALK_NATIVE: opened on first use */
 	int unwind_err;          /* why it could not be opened (then not tried again) */
 	struct native_frame native[NATIVE_MAX];
+	struct ruby_frame_at *at; /* WALK_LABELS: where each frame of a thread's read lives (WALK_MAX_FRAMES + 2) */
 };
 
 /* What stack_read_thread is asked for, and what it found. */
@@ -104,7 +106,8 @@ struct walk_cache {
 
 struct thread_read {
 	struct ruby_frame *out;       /* where the named frames go */
-	struct ruby_frame_at *at;     /* and where each lives (NULL: not asked; no quiet read then) */
+	struct ruby_frame_at *at;     /* and where each lives (NULL: not asked) */
+	int no_quiet;                 /* every frame read again: no quiet read */
 	int room;                     /* and how many fit */
 	const struct mem_iov *extra;  /* read in the same call as the first try (the thread list, the GC's state) */
 	int nextra;

@@ -322,7 +322,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	int err;
 	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = 0;
 	int extra_done = 0;
-	if (!r->at && quiet_read(t, c, w, th, have_th, r, &extra_done))
+	if (!r->no_quiet && quiet_read(t, c, w, th, have_th, r, &extra_done))
 		return 0;
 	for (int attempt = 0; attempt <= RETRIES + 1; attempt++) {
 		struct stack_read sr = { 0 };

@@ -263,6 +263,7 @@ static void init_target(struct ruby_target *t, pid_t pid)
 	map_init(&t->mes);
 	map_init(&t->ns_tids);
 	map_init(&t->waits);
+	map_init(&t->labels);
 }
 
 /* Everything after the memory source and the mappings are set: image, version, layout, VM, symbols. */
@@ -376,6 +377,7 @@ void ruby_target_flush(struct ruby_target *t)
 	map_clear(&t->mes);
 	map_clear(&t->ns_tids);
 	map_clear(&t->waits);
+	map_clear(&t->labels);
 	t->main_thread = t->main_ractor = 0;
 }
 
@@ -389,6 +391,7 @@ void ruby_target_detach(struct ruby_target *t)
 	map_free(&t->mes);
 	map_free(&t->ns_tids);
 	map_free(&t->waits);
+	map_free(&t->labels);
 	strtab_free(&t->strs);
 	maps_free(&t->maps);
 }

@@ -58,6 +58,7 @@ struct ruby_target {
 	struct map classes; /* class VALUE -> string id + 1 (0 name: anonymous) */
 	struct map mes;     /* method entry (and fallback label) -> name string id */
 	struct map waits;   /* name string id -> 1 + whether that method waits (ruby_wait_method) */
+	struct map labels;  /* frame name string id -> what it says of the request served (label.c) */
 	int other_pidns;    /* in a pid namespace other than ours: Ruby's tids are not the ones we see */
 	struct map ns_tids; /* then: its tid -> ours (task_ns_tids), refreshed when a thread is not in it */
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */

@@ -14,7 +14,6 @@
 
 #define VALUE_TEXT_MAX (16 * 1024) /* one value's text */
 #define VALUE_IVARS 8              /* an object's instance variables or a Struct's members shown */
-#define HASH_SCAN 64               /* st_table entries looked at for the first few (deleted ones skipped) */
 
 struct show {
 	struct ruby_target *t;
@@ -338,58 +337,6 @@ static int array_head(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_
 	return n && (err = mem_read(&t->mem, ptr, out, (size_t)n * 8)) ? err : n;
 }
 
-/* Up to max pairs of the Hash at v (its flags read): their count, or negative (ERR_UNSUPPORTED: no table known). */
-static int hash_head(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *keys, uint64_t *vals, int max,
-		     uint64_t *size)
-{
-	const struct ruby_layout *L = t->L;
-	if (L->rhash_table_ptr < 0 && L->rhash_table_inline < 0)
-		return ERR_UNSUPPORTED;
-	uint64_t table = v + (uint64_t)L->rhash_table_inline;
-	int err = 0, n = 0;
-	if (L->rhash_table_ptr >= 0 && (err = mem_read_u64(&t->mem, v + (uint64_t)L->rhash_table_ptr, &table)))
-		return err;
-	if (flags & (uint64_t)L->rhash_st_flag) {
-		uint64_t hdr[8];
-		if (!table || (err = mem_read(&t->mem, table, hdr, sizeof(hdr))))
-			return table ? err : ERR_CORRUPT;
-		uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-			 bound = hdr[L->st_entries_bound / 8];
-		*size = hdr[L->st_num_entries / 8];
-		if (bound < start || *size >> 40)
-			return ERR_CORRUPT;
-		size_t esz = (size_t)L->st_entry_size, look = bound - start < HASH_SCAN ? (size_t)(bound - start) : HASH_SCAN;
-		unsigned char e[HASH_SCAN * 24];
-		if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
-			return err ? err : ERR_UNSUPPORTED;
-		for (size_t i = 0; i < look && n < max; i++) {
-			uint64_t hash;
-			memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
-			if (hash == ~0ULL)
-				continue; /* deleted */
-			memcpy(&keys[n], e + i * esz + L->st_entry_key, 8);
-			memcpy(&vals[n++], e + i * esz + L->st_entry_record, 8);
-		}
-		return n;
-	}
-	*size = (flags & (uint64_t)L->rhash_ar_size_mask) >> L->rhash_ar_size_shift;
-	uint64_t bound = (flags & (uint64_t)L->rhash_ar_bound_mask) >> L->rhash_ar_bound_shift;
-	if (!*size)
-		return 0;
-	if (!table || bound > 16)
-		return ERR_CORRUPT;
-	uint64_t pairs[32];
-	if ((err = mem_read(&t->mem, table + (uint64_t)L->ar_pairs, pairs, (size_t)bound * 16)))
-		return err;
-	for (uint64_t i = 0; i < bound && n < max; i++) {
-		if (pairs[2 * i] == (uint64_t)L->qundef)
-			continue; /* cleared */
-		keys[n] = pairs[2 * i];
-		vals[n++] = pairs[2 * i + 1];
-	}
-	return n;
-}
-
 /* Is v a static or dynamic Symbol? Its name into name if so. */
 static int symbol_name(struct ruby_target *t, uint64_t v, char *name, size_t cap)
 {
@@ -411,7 +358,7 @@ static void show_container(struct show *sh, uint64_t v, uint64_t flags, int type
 	const char *what = type == L->t_array ? "Array" : "Hash";
 	uint64_t keys[VALUE_ELEMENTS], vals[VALUE_ELEMENTS], size = 0;
 	int n = type == L->t_array ? array_head(t, v, flags, vals, VALUE_ELEMENTS, &size) :
-				     hash_head(t, v, flags, keys, vals, VALUE_ELEMENTS, &size);
+				     ruby_hash_pairs(t, v, flags, keys, vals, VALUE_ELEMENTS, &size);
 	const char *cname = cls ? strtab_get(&t->strs, cls) : what;
 	if (n == ERR_UNSUPPORTED) {
 		buf_addf(sh->b, "#<%s>", cname);

@@ -8,6 +8,7 @@
 #include "../lib/err.h"
 #include "../proc/task.h"
 #include "frames.h"
+#include "label.h"
 #include "native.h"
 #include "object.h"
 #include "quiet.h"
@@ -91,6 +92,9 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;
+	ts->label = 0;
+	if (flags & WALK_LABELS) /* (a quiet read's frames are its last full read's: so is the request) */
+		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes);
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
 		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
@@ -119,7 +123,8 @@ static int walk_listed(struct ruby_target *t, struct ruby_sample *s, struct walk
 	struct walk_slot *w = walk_slot_of(c, thaddr);
 	int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total), err;
 	struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1,
-				 .at = (flags & WALK_LOCALS) ? s->at + s->nframes_total : NULL };
+				 .at = (flags & WALK_LOCALS) ? s->at + s->nframes_total : (flags & WALK_LABELS) ? c->at : NULL,
+				 .no_quiet = !!(flags & WALK_LOCALS) };
 	unsigned char *tp = th;
 	int in_batch = batched && w->batch_gen == c->batch_gen;
 	if (in_batch) { /* its rb_thread_t and quiet parts came in the batch */
@@ -227,6 +232,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
 	c->gen++;
+	if ((flags & WALK_LABELS) && !c->at && !(c->at = malloc((WALK_MAX_FRAMES + 2) * sizeof(*c->at))))
+		return -ENOMEM;
 	struct list_area a;
 	unsigned char th[1024], lbuf[512];
 	int err = vm_read_main(t);
@@ -259,7 +266,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	} else if (c->first_th) {
 		struct walk_slot *w = walk_slot_of(c, c->first_th);
 		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra,
-					 .at = (flags & WALK_LOCALS) ? s->at : NULL };
+					 .at = (flags & WALK_LOCALS) ? s->at : (flags & WALK_LABELS) ? c->at : NULL,
+					 .no_quiet = !!(flags & WALK_LOCALS) };
 		int have_th = 0;
 		memset(lbuf, 0, sizeof(lbuf));
 		err = stack_read_thread(t, c, w, th, &have_th, &r);

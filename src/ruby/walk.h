@@ -14,6 +14,7 @@ enum {
 	WALK_NATIVE = 4,  /* unwind each thread's native stack: off a CPU from /proc, running by stopping it (ptrace) */
 	WALK_CPU = 8,     /* read the CPU time each thread has run (one read of /proc per thread) */
 	WALK_LOCALS = 16, /* fill s->at beside each frame (every thread read in full: no quiet reads) */
+	WALK_LABELS = 32, /* tell the request each thread serves (its label) */
 };
 
 /*

@@ -150,9 +150,39 @@ static void test_diff(void **state)
 	profile_free(&newer);
 }
 
+/* Label frames left out: stacks that differed by them alone merged, samples kept with their new stacks. */
+static void test_without_labels(void **state)
+{
+	(void)state;
+	struct profile p, q;
+	assert_int_equal(profile_init(&p), 0);
+	p.keep_samples = 1;
+	int64_t a = profile_frame(&p, "a", "app.rb", 1, PROFILE_FRAME_RUBY), b = profile_frame(&p, "b", "app.rb", 2, PROFILE_FRAME_RUBY);
+	int64_t g = profile_frame(&p, "GET /x", "", 0, PROFILE_FRAME_LABEL), h = profile_frame(&p, "GET /y", "", 0, PROFILE_FRAME_LABEL);
+	uint32_t s1[] = { (uint32_t)g, (uint32_t)a, (uint32_t)b }, s2[] = { (uint32_t)h, (uint32_t)a, (uint32_t)b };
+	int64_t x = profile_stack(&p, s1, 3), y = profile_stack(&p, s2, 3);
+	assert_int_equal(profile_add(&p, (uint32_t)x, 10, 1), 0);
+	assert_int_equal(profile_add(&p, (uint32_t)y, 20, 1), 0);
+	assert_int_equal(profile_add(&p, (uint32_t)y, 30, 2), 0);
+	assert_true(profile_has_labels(&p));
+	assert_int_equal(profile_stack_label(&p, (uint32_t)y), h);
+	assert_int_equal(profile_without_labels(&q, &p), 0);
+	assert_false(profile_has_labels(&q));
+	assert_int_equal(q.nstacks, 1);
+	assert_int_equal(q.stacks[0].count, 3);
+	assert_int_equal(q.stacks[0].len, 2);
+	assert_int_equal(q.nsamples, 3);
+	assert_int_equal(q.samples[2].t_ns, 30);
+	assert_int_equal(q.samples[2].stack, 0);
+	assert_int_equal(q.nthreads, 2);
+	profile_free(&q);
+	profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_without_labels),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_diff),

@@ -10,6 +10,8 @@
 
 #include "noise.h"
 
+#include "ruby/frames.h"
+#include "ruby/label.h"
 #include "ruby/layout.h"
 #include "ruby/locals.h"
 #include "ruby/target.h"
@@ -162,9 +164,43 @@ static void test_random_memory(void **state)
 	free(m);
 }
 
+/* A thread sample of the frames named (innermost first), all Ruby frames but those starting with "C:". */
+static const char *label_of(struct ruby_target *t, const char *const *names, int n)
+{
+	struct ruby_frame frames[16];
+	for (int i = 0; i < n; i++) {
+		int c = !strncmp(names[i], "C:", 2);
+		frames[i] = (struct ruby_frame){ ruby_intern(t, names[i] + (c ? 2 : 0)), 0, 1, c ? FRAME_CFUNC : FRAME_RUBY };
+	}
+	uint32_t l = ruby_request_label(t, frames, NULL, n);
+	return l ? strtab_get(&t->strs, l) : "";
+}
+
+/* The request a thread serves, from its frames: a Sinatra route's method, the action Rails's send_action called. */
+static void test_labels(void **state)
+{
+	(void)state;
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	target_on(&t, m, ruby_layout_find("3.3.8", NULL));
+	map_init(&t.labels);
+	const char *sinatra[] = { "RoutesApp.busy", "block in <class:RoutesApp>", "ShopApp#GET /orders/:id", "Method#call",
+				  "Sinatra::Base#route!", "Sinatra::Base#call" };
+	assert_string_equal(label_of(&t, sinatra, 6), "GET /orders/:id");
+	const char *rails[] = { "C:Array#map", "OrdersController#show", "C:Kernel#public_send",
+				"ActionController::BasicImplicitRender#send_action", "AbstractController::Base#process_action" };
+	assert_string_equal(label_of(&t, rails, 5), "OrdersController#show");
+	const char *none[] = { "Foo#GETTER /x", "Foo#get /x", "Foo#GET", "Object#work", "<main>" };
+	assert_string_equal(label_of(&t, none, 5), "");
+	assert_string_equal(label_of(&t, sinatra, 6), "GET /orders/:id"); /* (cached) */
+	ruby_target_detach(&t);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_random_memory),

@@ -1,0 +1,210 @@
+/* label.c: the request a thread serves, told by its frames: a Sinatra route, a Rails action, a Rack env's method and path. */
+#include "label.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/err.h"
+#include "frames.h"
+#include "object.h"
+
+/*
+ * t->labels: a frame name's strtab id -> what it says (kind | label << 8);
+ * an iseq | ISEQ_KEY -> where its env parameter is; a String | STRING_KEY
+ * -> which Rack env key it is.
+ */
+enum { NAME_NOTHING = 1, NAME_ROUTE = 2, NAME_SEND_ACTION = 3, NAME_CALL = 4 };
+#define ISEQ_KEY (1ULL << 63)
+#define STRING_KEY (1ULL << 62)
+enum { KEY_OTHER = 1, KEY_METHOD = 2, KEY_PATH = 3, KEY_ROUTE = 4, KEY_PARAMS = 5 };
+#define LABEL_MAX 160 /* a label's bytes */
+
+/* What the frame named sid says: a Sinatra route (and its label), Rails's send_action, a call(...), or nothing. */
+static uint64_t classify(struct ruby_target *t, uint32_t sid)
+{
+	uint64_t *hit = map_get(&t->labels, sid);
+	if (hit)
+		return *hit;
+	static const char *const verbs[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "LINK",
+					     "UNLINK" };
+	const char *name = strtab_get(&t->strs, sid), *hash = strchr(name, '#');
+	size_t len = strlen(name);
+	uint64_t what = NAME_NOTHING;
+	if (!strcmp(name, "ActionController::BasicImplicitRender#send_action")) {
+		what = NAME_SEND_ACTION;
+	} else if (len > 5 && !strcmp(name + len - 5, "#call")) {
+		what = NAME_CALL;
+	} else if (hash) {
+		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+			size_t n = strlen(verbs[i]);
+			if (!strncmp(hash + 1, verbs[i], n) && hash[1 + n] == ' ' && hash[2 + n] == '/') {
+				char route[LABEL_MAX]; /* (a copy: interning may move the names) */
+				snprintf(route, sizeof(route), "%s", hash + 1);
+				uint32_t label = ruby_intern(t, route);
+				what = label ? NAME_ROUTE | (uint64_t)label << 8 : NAME_NOTHING;
+				break;
+			}
+		}
+	}
+	map_put(&t->labels, sid, what);
+	return what;
+}
+
+/* Is the iseq's first parameter named env? Then *size gets its local table's size. Cached. */
+static int env_param(struct ruby_target *t, uint64_t iseq, uint32_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t *hit = map_get(&t->labels, iseq | ISEQ_KEY);
+	if (hit) {
+		*size = (uint32_t)(*hit >> 1);
+		return (int)(*hit & 1);
+	}
+	uint64_t body, table, id;
+	uint32_t params = 0, n = 0;
+	int found = L->body_local_table >= 0 && L->body_param_size >= 0 &&
+		    !mem_read_u64(&t->mem, iseq + (uint64_t)L->iseq_body, &body) &&
+		    !mem_read_u64(&t->mem, body + (uint64_t)L->body_local_table, &table) &&
+		    !mem_read_u32(&t->mem, body + (uint64_t)L->body_local_table_size, &n) &&
+		    !mem_read_u32(&t->mem, body + (uint64_t)L->body_param_size, &params) && params >= 1 && n >= 1 &&
+		    n < 65536 && !mem_read_u64(&t->mem, table, &id);
+	uint32_t name = found ? ruby_id_name(t, id) : 0;
+	found = name && !strcmp(strtab_get(&t->strs, name), "env");
+	map_put(&t->labels, iseq | ISEQ_KEY, (uint64_t)n << 1 | (uint64_t)found);
+	*size = n;
+	return found;
+}
+
+/* Which Rack env key the String k is (read once per String). */
+static int key_kind(struct ruby_target *t, uint64_t k)
+{
+	uint64_t *hit = map_get(&t->labels, k | STRING_KEY), len;
+	if (hit)
+		return (int)*hit;
+	char s[48];
+	int n = ruby_string_peek(t, k, s, sizeof(s), &len, NULL);
+	int kind = n < 0 || len >= sizeof(s) ? KEY_OTHER : !strcmp(s, "REQUEST_METHOD") ? KEY_METHOD :
+		   !strcmp(s, "PATH_INFO") ? KEY_PATH : !strcmp(s, "sinatra.route") ? KEY_ROUTE :
+		   !strcmp(s, "action_dispatch.request.path_parameters") ? KEY_PARAMS : KEY_OTHER;
+	if (n >= 0) /* (a key that did not read is asked again) */
+		map_put(&t->labels, k | STRING_KEY, (uint64_t)kind);
+	return kind;
+}
+
+/* Is a path segment an id (a number, a long hex string, a UUID) rather than a name? */
+static int id_segment(const char *s, size_t n)
+{
+	size_t digits = 0, hex = 0;
+	for (size_t i = 0; i < n; i++) {
+		digits += isdigit((unsigned char)s[i]) != 0;
+		hex += isxdigit((unsigned char)s[i]) || s[i] == '-';
+	}
+	return n && (digits == n || (hex == n && n >= 16 && digits));
+}
+
+/* Rails's path parameters ({controller: "admin/orders", action: "show"}) as "Admin::OrdersController#show", or 0. */
+static uint32_t rails_label(struct ruby_target *t, uint64_t params)
+{
+	uint64_t flags, keys[8], vals[8], size, len;
+	char c[96] = "", a[64] = "", label[LABEL_MAX], name[32];
+	if (ruby_type_of(t, params, &flags) != t->L->t_hash)
+		return 0;
+	int n = ruby_hash_pairs(t, params, flags, keys, vals, 8, &size);
+	for (int i = 0; i < n; i++) {
+		uint64_t id = (keys[i] & ~(~0ULL << t->L->special_shift)) == (uint64_t)t->L->symbol_flag ?
+				      keys[i] >> t->L->special_shift : 0; /* (a static Symbol's ID) */
+		uint32_t sid = id ? ruby_id_name(t, id) : 0;
+		snprintf(name, sizeof(name), "%s", sid ? strtab_get(&t->strs, sid) : "");
+		if (!strcmp(name, "controller") && ruby_string_peek(t, vals[i], c, sizeof(c), &len, NULL) < 0)
+			c[0] = '\0';
+		else if (!strcmp(name, "action") && ruby_string_peek(t, vals[i], a, sizeof(a), &len, NULL) < 0)
+			a[0] = '\0';
+	}
+	if (!c[0] || !a[0])
+		return 0;
+	size_t k = 0; /* camelized, "/" as "::", then "Controller#" and the action */
+	for (const char *s = c; *s && k < sizeof(label) - 32; s++) {
+		if (*s == '/')
+			k += (size_t)snprintf(label + k, sizeof(label) - k, "::");
+		else if (*s != '_')
+			label[k++] = (s == c || s[-1] == '/' || s[-1] == '_') ? (char)toupper((unsigned char)*s) : *s;
+	}
+	snprintf(label + k, sizeof(label) - k, "Controller#%s", a);
+	return ruby_intern(t, label);
+}
+
+/*
+ * The label of a Rack env Hash: its Sinatra route (sinatra.route) or Rails
+ * action (its path parameters) once routed, else "METHOD /path" with the
+ * path's ids as :id; 0 when it has no method and path.
+ */
+static uint32_t rack_label(struct ruby_target *t, uint64_t env)
+{
+	uint64_t flags, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], size, method = 0, path = 0, route = 0, params = 0, len;
+	if (ruby_type_of(t, env, &flags) != t->L->t_hash)
+		return 0;
+	int n = ruby_hash_pairs(t, env, flags, keys, vals, RUBY_ST_SCAN, &size);
+	for (int i = 0; i < n; i++) {
+		int kind = ruby_is_heap(t, keys[i]) ? key_kind(t, keys[i]) : KEY_OTHER;
+		if (kind == KEY_METHOD)
+			method = vals[i];
+		else if (kind == KEY_PATH)
+			path = vals[i];
+		else if (kind == KEY_ROUTE)
+			route = vals[i];
+		else if (kind == KEY_PARAMS)
+			params = vals[i];
+	}
+	char m[16], p[LABEL_MAX], label[LABEL_MAX + 24];
+	if (route && ruby_string_peek(t, route, p, sizeof(p), &len, NULL) > 0)
+		return ruby_intern(t, p);
+	uint32_t rails = params ? rails_label(t, params) : 0;
+	if (rails)
+		return rails;
+	if (!method || !path || ruby_string_peek(t, method, m, sizeof(m), &len, NULL) < 0 ||
+	    ruby_string_peek(t, path, p, sizeof(p), &len, NULL) < 0 || !m[0] || p[0] != '/')
+		return 0;
+	size_t k = (size_t)snprintf(label, sizeof(label), "%s ", m);
+	for (const char *s = p; *s && k < sizeof(label) - 4;) {
+		const char *end = strchr(s + 1, '/');
+		size_t seg = end ? (size_t)(end - s) : strlen(s);
+		if (id_segment(s + 1, seg - 1))
+			k += (size_t)snprintf(label + k, sizeof(label) - k, "/:id");
+		else
+			k += (size_t)snprintf(label + k, sizeof(label) - k, "%.*s", (int)seg, s);
+		s += seg;
+	}
+	return ruby_intern(t, label);
+}
+
+uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *frames, const struct ruby_frame_at *at,
+			    int n)
+{
+	int call = -1; /* the innermost call(...) */
+	for (int j = 0; j < n; j++) {
+		const struct ruby_frame *f = &frames[j];
+		if (f->kind != FRAME_RUBY && f->kind != FRAME_CFUNC && f->kind != FRAME_WAIT)
+			continue;
+		uint64_t what = classify(t, f->name);
+		if ((what & 0xff) == NAME_ROUTE)
+			return (uint32_t)(what >> 8);
+		if ((what & 0xff) == NAME_SEND_ACTION) /* the action: the Ruby method it called */
+			for (int k = j - 1; k >= 0; k--)
+				if (frames[k].kind == FRAME_RUBY || frames[k].kind == FRAME_WAIT)
+					return frames[k].name;
+		if ((what & 0xff) == NAME_CALL && f->kind == FRAME_RUBY && call < 0)
+			call = j;
+	}
+	/* a Rack app's call(env): the env of the innermost one whose first parameter is env */
+	for (int j = call; at && j >= 0 && j < n; j++) {
+		uint32_t size;
+		if (frames[j].kind != FRAME_RUBY || (classify(t, frames[j].name) & 0xff) != NAME_CALL || !at[j].iseq ||
+		    !env_param(t, at[j].iseq, &size))
+			continue;
+		uint64_t env; /* parameter 0: ep[-(size + 2)] */
+		if (mem_read_u64(&t->mem, at[j].ep - ((uint64_t)size + 2) * 8, &env))
+			return 0;
+		return rack_label(t, env);
+	}
+	return 0;
+}

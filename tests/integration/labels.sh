@@ -1,0 +1,95 @@
+# labels.sh: the request behind each sample: a Puma cluster + Sinatra app under wrk with routes of different cost,
+# each route's share of the profile's endpoint labels against the share of CPU time the app measures itself; the
+# label as a frame with --label-frames, none without; serve's pprof carries them (sourced by run).
+
+apps=$top/tests/integration/apps
+missing=""
+for cmd in puma wrk; do command -v $cmd >/dev/null || missing="$missing $cmd"; done
+ruby -e 'require "sinatra/base"' 2>/dev/null || missing="$missing ruby-sinatra"
+command -v go >/dev/null || missing="$missing go"
+if [ -n "$missing" ]; then
+	skipped "labels: not installed:$missing"
+else
+	port=$((20000 + ($$ + 7) % 20000))
+	stats=$work/route-cpu
+	(cd "$apps" && RBSCOPE_TEST_PORT=$port RBSCOPE_TEST_STATS=$stats exec puma -C routes-puma.rb routes.ru) \
+		>"$work/routes.out" 2>&1 &
+	rmaster=$!
+	pids="$pids $rmaster"
+	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/routes.out")" -ge 2 ] && break; sleep 0.1; done
+	cat >"$work/rotate.lua" <<'LUA'
+local paths = { "/light", "/medium/1", "/heavy", "/medium/2" }
+local i = 0
+request = function()
+  i = i % #paths + 1
+  return wrk.format(nil, paths[i])
+end
+LUA
+	wrk -t2 -c2 -d15s -s "$work/rotate.lua" "http://127.0.0.1:$port" >"$work/rwrk.out" 2>&1 &
+	rwrk=$!
+	sleep 1
+	# every worker's account of CPU time per route (whole requests, routes.rb's middleware), summed
+	route_cpu() { ruby -rjson -e 'h = Hash.new(0.0); Dir[ARGV[0] + ".[0-9]*"].each { |f| JSON.parse(File.read(f)).each { |k, v| h[k] += v } }; puts JSON.generate(h)' "$stats"; }
+	# 8 s at 500 Hz of two workers: some 8,000 labelled samples, a share's noise about 0.6 pp. (--mode cpu reads a
+	# route 1-2 pp off in the same run: noted on the issue, not checked here.)
+	route_cpu >"$work/cpu0.json"
+	"$RBSCOPE" record -p $rmaster -s -r 500 -d 8 -o "$work/labels.pb.gz" --raw "$work/labels.raw" 2>"$work/labels.err"
+	rc=$?
+	route_cpu >"$work/cpu1.json"
+	go tool pprof -tags "$work/labels.pb.gz" >"$work/tags.txt" 2>/dev/null
+	gap=$(ruby -rjson -e '
+		a = JSON.parse(File.read(ARGV[0])); b = JSON.parse(File.read(ARGV[1]))
+		cpu = b.to_h { |k, v| [k, v - a.fetch(k, 0.0)] }
+		total = cpu.values.sum
+		tags = File.read(ARGV[2])[/endpoint:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (.+)$/).to_h { |pct, k| [k.strip, pct.to_f] }
+		exit 1 if total <= 0 || tags.size != 3 || cpu.size != 3
+		puts cpu.map { |k, v| (100 * v / total - tags.fetch(k, -100)).abs }.max.round(2)' \
+		"$work/cpu0.json" "$work/cpu1.json" "$work/tags.txt" 2>/dev/null)
+	check "labels: puma cluster under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
+		sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
+	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed -o "$work/plain.col" 2>/dev/null
+	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed --label-frames -o "$work/labelled.col" 2>/dev/null
+	check "labels: --raw keeps them: report --label-frames has the route as a frame over the Ruby frames, without it none ($(grep -c ';GET /heavy;' "$work/labelled.col") stacks)" \
+		sh -c "grep -q ';GET /heavy;' '$work/labelled.col' && grep -q ';GET /medium/:id;' '$work/labelled.col' && ! grep -q ';GET /heavy;' '$work/plain.col'"
+	"$RBSCOPE" report -i "$work/labels.raw" -f speedscope -o "$work/labels.speedscope.json" 2>/dev/null
+	"$RBSCOPE" report -i "$work/labels.raw" -f firefox -o "$work/labels.gecko.json" 2>/dev/null
+	check "labels: speedscope has a profile per endpoint, Firefox each request as a Request marker on its thread's track" \
+		ruby -rjson -e '
+			s = JSON.parse(File.read(ARGV[0]))["profiles"].map { |p| p["name"] }
+			g = JSON.parse(File.read(ARGV[1]))["threads"].flat_map { |t| t["markers"]["data"].map { |m| m[5] } }
+			ends = g.select { |d| d.is_a?(Hash) && d["type"] == "Request" }.map { |d| d["endpoint"] }.uniq.sort
+			want = ["GET /heavy", "GET /light", "GET /medium/:id"]
+			exit(want.all? { |e| s.include?("endpoint #{e}") } && ends == want ? 0 : 1)' \
+			"$work/labels.speedscope.json" "$work/labels.gecko.json"
+	"$RBSCOPE" report -i "$work/labels.raw" -f summary -o "$work/plain.txt" 2>/dev/null
+	check "labels: the summary's functions are the same with or without labels (no endpoint row)" \
+		sh -c "! grep -q 'GET /heavy ()' '$work/plain.txt' && grep -q 'RoutesApp.busy' '$work/plain.txt'"
+	# serve: the same labels in its pprof, for go tool pprof -tagfocus and Pyroscope
+	sport=$((port + 1))
+	rworkers=$(pgrep -P $rmaster | sed 's/^/-p /' | tr '\n' ' ')
+	"$RBSCOPE" serve --listen 127.0.0.1:$sport -r 200 $rworkers >"$work/lserve.out" 2>&1 &
+	lserve=$!
+	pids="$pids $lserve"
+	serve_wait $sport
+	curl -s -o "$work/serve-labels.pb.gz" "http://127.0.0.1:$sport/debug/pprof/profile?seconds=3"
+	go tool pprof -tagfocus='endpoint=GET /heavy' -top "$work/serve-labels.pb.gz" >"$work/focus.txt" 2>/dev/null
+	check "labels: serve's /debug/pprof/profile carries them: go tool pprof -tagfocus endpoint='GET /heavy' keeps that route's samples only" \
+		sh -c "grep -q 'RoutesApp.busy' '$work/focus.txt' && ! grep -q 'GET /light' '$work/focus.txt' &&
+			go tool pprof -tags '$work/serve-labels.pb.gz' 2>/dev/null | grep -q 'GET /medium/:id'"
+	kill $lserve 2>/dev/null
+	wait $rwrk 2>/dev/null
+	kill $rmaster 2>/dev/null
+	wait $rmaster 2>/dev/null
+fi
+# A plain Rack app: the label from the env of its innermost call(env), its ids as :id; read on the GVL holder's CPU
+# and from outside (--no-bpf) alike.
+if command -v go >/dev/null && ruby -e 'require "rack"' 2>/dev/null && start_ruby 3.1 "$top/tests/integration/ruby/rack-env.rb"; then
+	for how in "" --no-bpf; do
+		"$RBSCOPE" record -p "$pid" -r 200 -d 3 $how -o "$work/rack.pb.gz" 2>"$work/rack.err"
+		go tool pprof -tags "$work/rack.pb.gz" >"$work/rack-tags.txt" 2>/dev/null
+		heavy=$(sed -n 's/.*(\s*\([0-9.]*\)%): GET \/heavy\/:id$/\1/p' "$work/rack-tags.txt")
+		check "labels: plain Rack ${how:-(BPF)}: endpoints from the env, ids as :id, the heavy path about three quarters of them ($(grep -A3 '^ *endpoint' "$work/rack-tags.txt" | tail -n 2 | tr -s ' ' | tr '\n' ';'))" \
+			sh -c "grep -q ': GET /users/:id/items$' '$work/rack-tags.txt' && test -n '$heavy' && ruby -e 'exit((60..90).cover?($heavy) ? 0 : 1)'"
+	done
+	stop_ruby "$pid"
+fi
