@@ -258,8 +258,11 @@ static int on_rec(void *ctx, void *data, size_t size)
 	struct ruby_thread_sample ts = {
 		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
-		.label = c->labels ? ruby_request_label(c->t, c->frames, c->at, k) : 0,
 	};
+	if (c->labels) { /* (the GC's count as the frames were taken: a Rack env's label known unchanged while it is) */
+		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2 };
+		ts.label = ruby_request_label(c->t, c->frames, c->at, k, &cx);
+	}
 	if (c->native && f->ring) {
 		uint64_t regs[17];
 		const unsigned char *stack;
@@ -347,6 +350,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
 		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
 		.native = native ? 1 : 0, .cfp_self = (uint32_t)L->cfp_self,
+		.gc_count = labels && t->objspace && L->gc_count >= 0 ? t->objspace + (uint64_t)L->gc_count : 0,
 	};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../lib/err.h"
@@ -19,6 +20,7 @@ enum { NAME_NOTHING = 1, NAME_ROUTE = 2, NAME_SEND_ACTION = 3, NAME_CALL = 4 };
 #define STRING_KEY (1ULL << 62)
 enum { KEY_OTHER = 1, KEY_METHOD = 2, KEY_PATH = 3, KEY_ROUTE = 4, KEY_PARAMS = 5 };
 #define LABEL_MAX 160 /* a label's bytes */
+#define RHASH_HEAD 32 /* bytes of a Hash read to tell it unchanged: RBasic, and the table pointer or ar flags after it */
 
 /* What the frame named sid says: a Sinatra route (and its label), Rails's send_action, a call(...), or nothing. */
 static uint64_t classify(struct ruby_target *t, uint32_t sid)
@@ -133,17 +135,54 @@ static uint32_t rails_label(struct ruby_target *t, uint64_t params)
 	return ruby_intern(t, label);
 }
 
-/*
- * The label of a Rack env Hash: its Sinatra route (sinatra.route) or Rails
- * action (its path parameters) once routed, else "METHOD /path" with the
- * path's ids as :id; 0 when it has no method and path.
- */
-static uint32_t rack_label(struct ruby_target *t, uint64_t env)
+/* What a Rack env Hash was when its label was read: enough to tell, in one read, that it is still so. */
+struct env_seen {
+	uint64_t slot;  /* where it was found: the call(env) frame's env parameter */
+	uint64_t env;   /* the Hash */
+	uint64_t head[RHASH_HEAD / 8]; /* its first bytes: flags (type, ar size, st or not) and table pointer */
+	uint64_t table; /* its table, and its entry count if an st_table */
+	uint64_t size;
+	uint64_t gc;    /* the GC's count when read */
+	uint64_t told;  /* t->samples + 1 when a capture last told it unchanged (or read it); 0: never */
+	uint32_t label;
+};
+
+#define ENV_SEEN 64 /* envs remembered, by slot (a server thread's call(env) sits at one place request after request) */
+
+struct label_envs {
+	struct env_seen e[ENV_SEEN];
+};
+
+static void label_envs_free(struct ruby_target *t)
 {
-	uint64_t flags, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], size, method = 0, path = 0, route = 0, params = 0, len;
-	if (ruby_type_of(t, env, &flags) != t->L->t_hash)
+	free(t->label_envs);
+	t->label_envs = NULL;
+}
+
+/* The word at addr from the caller's copy of the value stack: 1, or 0 when it has none there. */
+static int word_copied(const struct label_ctx *cx, uint64_t addr, uint64_t *v)
+{
+	if (!cx || !cx->vs || addr < cx->vs_lo || addr + 8 > cx->vs_hi || addr + 8 < addr)
 		return 0;
-	int n = ruby_hash_pairs(t, env, flags, keys, vals, RUBY_ST_SCAN, &size);
+	memcpy(v, cx->vs + (addr - cx->vs_lo), 8);
+	return 1;
+}
+
+/*
+ * The label of a Rack env Hash (its head: its first RHASH_HEAD bytes): its
+ * Sinatra route (sinatra.route) or Rails action (its path parameters) once
+ * routed, else "METHOD /path" with the path's ids as :id; 0 when it has no
+ * method and path. *table and *size get its table and its size.
+ */
+static uint32_t rack_label(struct ruby_target *t, uint64_t env, const uint64_t *head, uint64_t *table, uint64_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t flags = head[L->rbasic_flags / 8], keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], len;
+	uint64_t method = 0, path = 0, route = 0, params = 0;
+	if ((flags & (uint64_t)L->t_mask) != (uint64_t)L->t_hash || (L->rhash_table_ptr < 0 && L->rhash_table_inline < 0))
+		return 0;
+	*table = L->rhash_table_ptr >= 0 ? head[L->rhash_table_ptr / 8] : env + (uint64_t)L->rhash_table_inline;
+	int n = ruby_hash_table_pairs(t, flags, *table, keys, vals, RUBY_ST_SCAN, size);
 	for (int i = 0; i < n; i++) {
 		int kind = ruby_is_heap(t, keys[i]) ? key_kind(t, keys[i]) : KEY_OTHER;
 		if (kind == KEY_METHOD)
@@ -161,8 +200,13 @@ static uint32_t rack_label(struct ruby_target *t, uint64_t env)
 	uint32_t rails = params ? rails_label(t, params) : 0;
 	if (rails)
 		return rails;
-	if (!method || !path || ruby_string_peek(t, method, m, sizeof(m), &len, NULL) < 0 ||
-	    ruby_string_peek(t, path, p, sizeof(p), &len, NULL) < 0 || !m[0] || p[0] != '/')
+	if (!ruby_is_heap(t, method) || !ruby_is_heap(t, path))
+		return 0;
+	/* the method and the path: one read (a short String's bytes come with its head) */
+	unsigned char mh[RUBY_STRING_HEAD], ph[RUBY_STRING_HEAD];
+	struct mem_iov iov[2] = { { method, mh, sizeof(mh) }, { path, ph, sizeof(ph) } };
+	if (t->mem.readv(&t->mem, iov, 2) || ruby_string_from_head(t, method, mh, m, sizeof(m), &len, NULL) < 0 ||
+	    ruby_string_from_head(t, path, ph, p, sizeof(p), &len, NULL) < 0 || !m[0] || p[0] != '/')
 		return 0;
 	size_t k = (size_t)snprintf(label, sizeof(label), "%s ", m);
 	for (const char *s = p; *s && k < sizeof(label) - 4;) {
@@ -177,8 +221,74 @@ static uint32_t rack_label(struct ruby_target *t, uint64_t env)
 	return ruby_intern(t, label);
 }
 
+/*
+ * The label of the Rack env in the stack slot at slot. Read in full (four
+ * reads, rack_label) the first time; then, while the GC's count is the one
+ * it was read with, the Hash at that address is the same Hash (an object's
+ * slot is given to another only after a GC has started and found it dead),
+ * and while its head (its type, table and, for a small Hash, size) and its
+ * st_table's entry count are as they were, it has gained no key since
+ * (routing adds sinatra.route or Rails's path parameters): its label
+ * stands, for one read of the slot, the head and the count. (A key whose
+ * value changed in place, PATH_INFO under a Rack::URLMap, is not seen: the
+ * label stays the path the request came with.)
+ */
+static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct label_ctx *cx)
+{
+	const struct ruby_layout *L = t->L;
+	struct env_seen *e = NULL;
+	if (cx && cx->gc_known &&
+	    (t->label_envs || (!ruby_target_add_cache(t, label_envs_free) && (t->label_envs = calloc(1, sizeof(*t->label_envs))))))
+		e = &t->label_envs->e[(slot * 0x9e3779b97f4a7c15ULL) >> 58 & (ENV_SEEN - 1)];
+	uint64_t env = 0, head[RHASH_HEAD / 8], size = 0;
+	int have_env = 0;
+	int st_size = e && (e->head[L->rbasic_flags / 8] & (uint64_t)L->rhash_st_flag);
+	if (e && e->slot == slot && e->gc == cx->gc && e->label) {
+		struct mem_iov iov[3];
+		int k = 0;
+		if (word_copied(cx, slot, &env))
+			have_env = 1;
+		else
+			iov[k++] = (struct mem_iov){ slot, &env, 8 };
+		/* The walker's read of the GVL holder's env, which a capture drained at this tick told unchanged
+		   moments ago (its stack as the walker reads it stands for its time off its CPU only, if for
+		   any): as told then. (The capture's frames come first; the walker's count says no GC since.) */
+		if (have_env && env == e->env && cx->by == 1 && e->told == t->samples)
+			return e->label;
+		if (!have_env || env == e->env) {
+			iov[k++] = (struct mem_iov){ e->env, head, sizeof(head) };
+			if (st_size)
+				iov[k++] = (struct mem_iov){ e->table + (uint64_t)L->st_num_entries, &size, 8 };
+			if (t->mem.readv(&t->mem, iov, k) == 0) {
+				have_env = 1;
+				if (env == e->env && !memcmp(head, e->head, sizeof(head)) && (!st_size || size == e->size)) {
+					if (cx->by == 2)
+						e->told = t->samples + 1;
+					return e->label;
+				}
+				if (env != e->env)
+					memset(head, 0, sizeof(head));
+			} else {
+				have_env = 0;
+			}
+		}
+	}
+	if (!have_env && !word_copied(cx, slot, &env) && mem_read_u64(&t->mem, slot, &env))
+		return 0;
+	if (!ruby_is_heap(t, env) || mem_read(&t->mem, env, head, sizeof(head)))
+		return 0;
+	uint64_t table = 0;
+	uint32_t label = rack_label(t, env, head, &table, &size);
+	if (e && label) {
+		*e = (struct env_seen){ .slot = slot, .env = env, .table = table, .size = size, .gc = cx->gc, .label = label,
+					.told = cx->by == 2 ? t->samples + 1 : 0 };
+		memcpy(e->head, head, sizeof(head));
+	}
+	return label;
+}
+
 uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *frames, const struct ruby_frame_at *at,
-			    int n)
+			    int n, const struct label_ctx *cx)
 {
 	int call = -1; /* the innermost call(...) */
 	for (int j = 0; j < n; j++) {
@@ -201,10 +311,7 @@ uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *fram
 		if (frames[j].kind != FRAME_RUBY || (classify(t, frames[j].name) & 0xff) != NAME_CALL || !at[j].iseq ||
 		    !env_param(t, at[j].iseq, &size))
 			continue;
-		uint64_t env; /* parameter 0: ep[-(size + 2)] */
-		if (mem_read_u64(&t->mem, at[j].ep - ((uint64_t)size + 2) * 8, &env))
-			return 0;
-		return rack_label(t, env);
+		return env_label(t, at[j].ep - ((uint64_t)size + 2) * 8, cx); /* parameter 0: ep[-(size + 2)] */
 	}
 	return 0;
 }

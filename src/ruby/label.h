@@ -8,9 +8,25 @@
 #include "target.h"
 
 /*
+ * What a caller read with a sample's frames, for ruby_request_label: the
+ * GC's count then (gc_known: read in the same read as the frames, or as
+ * the frames were taken), and a copy of the value stack [vs_lo, vs_hi)
+ * (vs NULL: none).
+ */
+struct label_ctx {
+	uint64_t gc;
+	int gc_known;
+	const unsigned char *vs;
+	uint64_t vs_lo, vs_hi;
+	/* the caller: 1 the walker (ruby_sample_take), 2 a capture of the GVL holder, drained before the
+	   walker's sample of the same tick (capture.h) */
+	int by;
+};
+
+/*
  * The request a thread serves in a sample of its n frames (innermost first;
  * at[i], when at is not NULL, where frame i lives): a strtab id of t's, or 0
- * when its frames say none.
+ * when its frames say none. cx may be NULL.
  * - Sinatra names a route's block as a method of the app named after the
  *   route ("ShopApp#GET /orders/:id"): the innermost such frame's route,
  *   "GET /orders/:id".
@@ -21,10 +37,14 @@
  *   parameter is env: its sinatra.route or Rails path parameters once
  *   routed, else its REQUEST_METHOD and PATH_INFO, the path's segments that
  *   are numbers or hex ids as ":id" ("GET /orders/:id").
- * What each name, method and env key says is cached in t->labels; a Rack
- * env costs one read of its table and one of its path a sample.
+ * What each name, method and env key says is cached in t->labels. A Rack
+ * env costs four reads the first time it is seen (its Hash, its table's
+ * header, its entries, its method and path), and one while no GC has
+ * started since and its size is the same (see env_label); none for the
+ * walker's read of an env a capture told unchanged since the walker's last
+ * sample.
  */
 uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *frames, const struct ruby_frame_at *at,
-			    int n);
+			    int n, const struct label_ctx *cx);
 
 #endif

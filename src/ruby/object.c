@@ -39,14 +39,20 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap)
 
 int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, uint64_t *lenp, uint64_t *flagsp)
 {
-	const struct ruby_layout *L = t->L;
-	unsigned char hdr[48];
+	unsigned char hdr[RUBY_STRING_HEAD];
 	out[0] = '\0';
 	if (!ruby_is_heap(t, v))
 		return ERR_CORRUPT;
 	int err = mem_read(&t->mem, v, hdr, sizeof(hdr));
-	if (err)
-		return err;
+	return err ? err : ruby_string_from_head(t, v, hdr, out, cap, lenp, flagsp);
+}
+
+int ruby_string_from_head(struct ruby_target *t, uint64_t v, const unsigned char *hdr, char *out, size_t cap,
+			  uint64_t *lenp, uint64_t *flagsp)
+{
+	const struct ruby_layout *L = t->L;
+	int err;
+	out[0] = '\0';
 	uint64_t flags;
 	memcpy(&flags, hdr + L->rbasic_flags, 8);
 	if ((flags & (uint64_t)L->t_mask) != (uint64_t)L->t_string)
@@ -68,7 +74,7 @@ int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, u
 		return ERR_CORRUPT;
 	*lenp = len;
 	size_t n = len < cap - 1 ? (size_t)len : cap - 1;
-	if (ptr + n <= v + sizeof(hdr) && ptr >= v) {
+	if (ptr + n <= v + RUBY_STRING_HEAD && ptr >= v) {
 		memcpy(out, hdr + (ptr - v), n); /* short embedded strings came with the header */
 	} else if (n) {
 		err = mem_read(&t->mem, ptr, out, n);
@@ -261,9 +267,17 @@ int ruby_hash_pairs(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t 
 	if (L->rhash_table_ptr < 0 && L->rhash_table_inline < 0)
 		return ERR_UNSUPPORTED;
 	uint64_t table = v + (uint64_t)L->rhash_table_inline;
-	int err = 0, n = 0;
+	int err;
 	if (L->rhash_table_ptr >= 0 && (err = mem_read_u64(&t->mem, v + (uint64_t)L->rhash_table_ptr, &table)))
 		return err;
+	return ruby_hash_table_pairs(t, flags, table, keys, vals, max, size);
+}
+
+int ruby_hash_table_pairs(struct ruby_target *t, uint64_t flags, uint64_t table, uint64_t *keys, uint64_t *vals,
+			  int max, uint64_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	int err = 0, n = 0;
 	if (flags & (uint64_t)L->rhash_st_flag) {
 		uint64_t hdr[8];
 		if (!table || (err = mem_read(&t->mem, table, hdr, sizeof(hdr))))

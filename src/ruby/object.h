@@ -18,6 +18,11 @@ int ruby_read_string(struct ruby_target *t, uint64_t v, char *out, size_t cap);
  * String's length, *flags (unless NULL) its flags (its encoding's index).
  */
 int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, uint64_t *len, uint64_t *flags);
+/* The bytes of a String's header ruby_string_peek reads (short Strings' bytes come with them). */
+#define RUBY_STRING_HEAD 48
+/* ruby_string_peek of the String at v whose first RUBY_STRING_HEAD bytes were read into hdr. */
+int ruby_string_from_head(struct ruby_target *t, uint64_t v, const unsigned char *hdr, char *out, size_t cap,
+			  uint64_t *len, uint64_t *flags);
 /* st_table entries ruby_st_pairs looks at. */
 #define RUBY_ST_SCAN 64
 /* The live entries of the st_table at tbl (deleted ones skipped), the first RUBY_ST_SCAN: their count, or negative. */
@@ -29,6 +34,9 @@ int ruby_st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t 
  */
 int ruby_hash_pairs(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t *keys, uint64_t *vals, int max,
 		    uint64_t *size);
+/* ruby_hash_pairs of a Hash whose table (the RHash's pointer, or where it is inline) is known. */
+int ruby_hash_table_pairs(struct ruby_target *t, uint64_t flags, uint64_t table, uint64_t *keys, uint64_t *vals,
+			  int max, uint64_t *size);
 /* Element i of the Array at v; 0 or negative. */
 int ruby_read_array_elt(struct ruby_target *t, uint64_t v, uint64_t i, uint64_t *out);
 /* Is v a heap object (not an immediate, not nil/false/true/undef)? */

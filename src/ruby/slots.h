@@ -83,6 +83,8 @@ struct walk_cache {
 	uint64_t order[WALK_MAX_THREADS]; /* the threads in list order at the last sample that went through it */
 	int norder;
 	uint64_t batch_gen; /* batches of quiet reads taken (read_quiet_batch) */
+	uint64_t gc_count;  /* the GC's count as this sample read it (gc_known), for labels (label.h) */
+	int gc_known;
 	struct ractor_name_seen { uint64_t val; uint32_t id; } ractor_names[8]; /* Ractor names read (String -> strtab id) */
 	unsigned ractor_names_next;
 	unsigned char *bth, *bcfps; /* a batch's rb_thread_t copies and control frames */
@@ -101,8 +103,8 @@ struct walk_cache {
 };
 
 /* What stack_read_thread is asked for, and what it found. */
-/* Reads a sample adds to its first thread's (the thread list, the GC's state, how many Ractors), at most. */
-#define WALK_EXTRAS 3
+/* Reads a sample adds to its first thread's (the thread list, the GC's state and count, how many Ractors), at most. */
+#define WALK_EXTRAS 4
 
 struct thread_read {
 	struct ruby_frame *out;       /* where the named frames go */
@@ -114,6 +116,8 @@ struct thread_read {
 	int nframes;
 	int retried, salvaged, unchanged;
 	int unreadable; /* every control frame read as zeros */
+	const unsigned char *vs; /* the value stack [vs_lo, vs_hi) read with the frames (a full read's; else NULL) */
+	uint64_t vs_lo, vs_hi;
 };
 
 /* Empty a slot (its thread gone, or the target flushed). */

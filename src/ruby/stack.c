@@ -299,6 +299,9 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	w->top.ep = walk_word(cfps, L->cfp_ep);
 	w->top.me = c->eps[0][0];
 	int dropped = 0;
+	r->vs = c->buf + (sr->fhi - sr->flo);
+	r->vs_lo = sr->vlo;
+	r->vs_hi = sr->vhi;
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
@@ -321,6 +324,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	const struct ruby_layout *L = t->L;
 	int err;
 	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = 0;
+	r->vs = NULL;
 	int extra_done = 0;
 	if (!r->no_quiet && quiet_read(t, c, w, th, have_th, r, &extra_done))
 		return 0;

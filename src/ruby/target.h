@@ -25,6 +25,8 @@ struct core;
  * Everything found once at attach time, plus the caches that make a
  * steady-state sample cheap. A target is used by one thread at a time.
  */
+struct label_envs;
+
 struct ruby_target {
 	pid_t pid;
 	struct mem mem;
@@ -65,6 +67,8 @@ struct ruby_target {
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	uint64_t jit_flags[2];             /* &rb_yjit_enabled_p, &rb_zjit_enabled_p (bools) where symbols name them (jit.c) */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
+	uint64_t samples;                  /* samples ruby_sample_take has begun */
+	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;
 	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */

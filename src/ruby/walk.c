@@ -93,8 +93,10 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;
 	ts->label = 0;
-	if (flags & WALK_LABELS) /* (a quiet read's frames are its last full read's: so is the request) */
-		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes);
+	if (flags & WALK_LABELS) { /* (a quiet read's frames are its last full read's: so is the request) */
+		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1 };
+		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes, &cx);
+	}
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
 		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */
 		memmove(ts->frames + 1, ts->frames, (size_t)r->nframes * sizeof(*ts->frames));
@@ -232,6 +234,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
 	c->gen++;
+	t->samples++;
 	if ((flags & WALK_LABELS) && !c->at && !(c->at = malloc((WALK_MAX_FRAMES + 2) * sizeof(*c->at))))
 		return -ENOMEM;
 	struct list_area a;
@@ -249,10 +252,15 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	 */
 	int first_done = 0, nextra = 1, nord = 0;
 	uint32_t gcw = 0, ractors = 0;
+	uint64_t gcc = 0;
 	struct mem_iov extra[WALK_EXTRAS] = { { a.base + (uint64_t)a.lo, lbuf, (size_t)(a.hi - a.lo) } };
 	uint64_t gca = vm_gc_word_addr(t);
 	if (gca)
 		extra[nextra++] = (struct mem_iov){ gca, &gcw, sizeof(gcw) };
+	/* (the GC's count: a Rack env's label is known unchanged while it is, label.c) */
+	c->gc_known = (flags & WALK_LABELS) && t->objspace && L->gc_count >= 0;
+	if (c->gc_known)
+		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_count, &gcc, sizeof(gcc) };
 	if (L->vm_ractor_cnt >= 0) /* (how many Ractors: the others' threads are read after the main one's) */
 		extra[nextra++] = (struct mem_iov){ t->vm + (uint64_t)L->vm_ractor_cnt, &ractors, sizeof(ractors) };
 	memset(lbuf, 0, sizeof(lbuf));
@@ -261,6 +269,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	if (batched) {
 		vm_list_parse(&a, lbuf, &head, &node, &owner);
 		s->gc = vm_gc_phase(L, gcw);
+		c->gc_count = gcc;
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 		first_done = 1; /* (nothing read apart) */
 	} else if (c->first_th) {
@@ -277,6 +286,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 			return err;
 		vm_list_parse(&a, lbuf, &head, &node, &owner);
 		s->gc = vm_gc_phase(L, gcw);
+		c->gc_count = gcc;
 		if (have_th && node == c->first_th + (uint64_t)L->th_lt_node) {
 			if (!(node = walk_word(th, L->th_lt_node)))
 				return ERR_TORN; /* see below */
@@ -290,6 +300,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 			return err == -EFAULT ? ERR_TORN : err;
 		vm_list_parse(&a, lbuf, &head, &node, &owner);
 		s->gc = vm_gc_phase(L, gcw);
+		c->gc_count = gcc;
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 	}
 	for (int guard = nord; node && node != head && guard < WALK_MAX_THREADS; guard++) {

@@ -172,7 +172,7 @@ static const char *label_of(struct ruby_target *t, const char *const *names, int
 		int c = !strncmp(names[i], "C:", 2);
 		frames[i] = (struct ruby_frame){ ruby_intern(t, names[i] + (c ? 2 : 0)), 0, 1, c ? FRAME_CFUNC : FRAME_RUBY };
 	}
-	uint32_t l = ruby_request_label(t, frames, NULL, n);
+	uint32_t l = ruby_request_label(t, frames, NULL, n, NULL);
 	return l ? strtab_get(&t->strs, l) : "";
 }
 
@@ -197,10 +197,165 @@ static void test_labels(void **state)
 	free(m);
 }
 
+static void put64(unsigned char *m, uint64_t addr, uint64_t v)
+{
+	memcpy(m + (addr - BASE), &v, 8);
+}
+
+/* A global symbol table at syms naming ID serial `serial` name (at str), as object.c reads one. */
+static uint64_t put_symbol(unsigned char *m, const struct ruby_layout *L, uint64_t syms, uint64_t serial, uint64_t str,
+			   const char *name)
+{
+	uint64_t ids = syms + 0x100, idsbuf = syms + 0x140, chunk = syms + 0x180, chunkbuf = syms + 0x200;
+	uint32_t last = 1000;
+	memcpy(m + (syms + (uint64_t)L->symbols_last_id - BASE), &last, 4);
+	put64(m, syms + (uint64_t)L->symbols_ids, ids);
+	put64(m, ids, (uint64_t)L->t_array);
+	put64(m, ids + (uint64_t)L->rarray_heap_len, 1);
+	put64(m, ids + (uint64_t)L->rarray_heap_ptr, idsbuf);
+	put64(m, idsbuf, chunk);
+	put64(m, chunk, (uint64_t)L->t_array);
+	put64(m, chunk + (uint64_t)L->rarray_heap_len, (uint64_t)L->id_entry_unit * (uint64_t)L->id_entry_size);
+	put64(m, chunk + (uint64_t)L->rarray_heap_ptr, chunkbuf);
+	put64(m, chunkbuf + serial * (uint64_t)L->id_entry_size * 8, str);
+	put_string(m, L, str, name, strlen(name), 0);
+	return serial << L->id_scope_shift;
+}
+
+/* A Hash at h whose st_table (inline, as 3.3 keeps it) holds n pairs whose entries are at entries. */
+static void put_st_hash(unsigned char *m, const struct ruby_layout *L, uint64_t h, uint64_t entries, const uint64_t *kv,
+			int n)
+{
+	uint64_t table = h + (uint64_t)L->rhash_table_inline;
+	put64(m, h, (uint64_t)L->t_hash | (uint64_t)L->rhash_st_flag);
+	put64(m, table + (uint64_t)L->st_num_entries, (uint64_t)n);
+	put64(m, table + (uint64_t)L->st_entries, entries);
+	put64(m, table + (uint64_t)L->st_entries_start, 0);
+	put64(m, table + (uint64_t)L->st_entries_bound, (uint64_t)n);
+	for (int i = 0; i < n; i++) {
+		uint64_t e = entries + (uint64_t)i * (uint64_t)L->st_entry_size;
+		put64(m, e + (uint64_t)L->st_entry_hash, 1);
+		put64(m, e + (uint64_t)L->st_entry_key, kv[2 * i]);
+		put64(m, e + (uint64_t)L->st_entry_record, kv[2 * i + 1]);
+	}
+}
+
+/* Reads as a live process makes them: a readv is one system call. */
+static int (*buffer_readv_fn)(struct mem *m, const struct mem_iov *iov, int n);
+static int (*buffer_read_fn)(struct mem *m, uint64_t addr, void *buf, size_t len);
+static uint64_t syscalls;
+static int counted_readv(struct mem *m, const struct mem_iov *iov, int n)
+{
+	syscalls++;
+	return buffer_readv_fn(m, iov, n);
+}
+static int counted_read(struct mem *m, uint64_t addr, void *buf, size_t len)
+{
+	syscalls++;
+	return buffer_read_fn(m, addr, buf, len);
+}
+
+/*
+ * A plain Rack app's request, from the env of its call(env): read in full
+ * once, then told unchanged in one read while the GC's count stands and the
+ * Hash keeps its size; a key added (routing), another Hash in the slot, a
+ * GC since (the slot may hold another Hash), or no count known: read again.
+ */
+static void test_rack_env_labels(void **state)
+{
+	(void)state;
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	const struct ruby_layout *L = ruby_layout_find("3.3.8", NULL);
+	target_on(&t, m, L);
+	buffer_readv_fn = t.mem.readv, buffer_read_fn = t.mem.read;
+	t.mem.readv = counted_readv, t.mem.read = counted_read;
+	map_init(&t.labels);
+	t.symbols = BASE + 0x1000;
+	t.symbols_searched = 1;
+	uint64_t env_id = put_symbol(m, L, t.symbols, 300, BASE + 0x1800, "env");
+	/* call(env)'s iseq: one parameter, env, in a local table of 2 */
+	uint64_t iseq = BASE + 0x2000, body = BASE + 0x2100, table = BASE + 0x2400, ep = BASE + 0x3000;
+	put64(m, iseq + (uint64_t)L->iseq_body, body);
+	put64(m, body + (uint64_t)L->body_local_table, table);
+	uint32_t two = 2, one = 1;
+	memcpy(m + (body + (uint64_t)L->body_local_table_size - BASE), &two, 4);
+	memcpy(m + (body + (uint64_t)L->body_param_size - BASE), &one, 4);
+	put64(m, table, env_id);
+	uint64_t slot = ep - (2 + 2) * 8;
+	/* the keys, the values, two envs */
+	uint64_t k_method = BASE + 0x4000, k_path = BASE + 0x4080, k_route = BASE + 0x4100, v_get = BASE + 0x4180,
+		 v_path = BASE + 0x4200, v_path2 = BASE + 0x4280, v_route = BASE + 0x4300;
+	put_string(m, L, k_method, "REQUEST_METHOD", 14, 0);
+	put_string(m, L, k_path, "PATH_INFO", 9, 0);
+	put_string(m, L, k_route, "sinatra.route", 13, 0);
+	put_string(m, L, v_get, "GET", 3, 0);
+	put_string(m, L, v_path, "/orders/42", 10, 0);
+	put_string(m, L, v_path2, "/users/7/edit", 13, 0);
+	put_string(m, L, v_route, "GET /orders/:order", 18, 0);
+	uint64_t env = BASE + 0x5000, env2 = BASE + 0x5400, entries = BASE + 0x6000, entries2 = BASE + 0x6400;
+	uint64_t kv[6] = { k_method, v_get, k_path, v_path, k_route, v_route };
+	put_st_hash(m, L, env, entries, kv, 2);
+	put64(m, slot, env);
+	struct ruby_frame frames[2] = { { ruby_intern(&t, "BenchRack#call"), 0, 1, FRAME_RUBY },
+					{ ruby_intern(&t, "<main>"), 0, 1, FRAME_RUBY } };
+	struct ruby_frame_at at[2] = { { iseq, ep, 0 }, { 0, 0, 0 } };
+	struct label_ctx cx = { 5, 1, NULL, 0, 0, 0 };
+#define LABEL() strtab_get(&t.strs, ruby_request_label(&t, frames, at, 2, &cx))
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	uint64_t before = syscalls;
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	assert_int_equal(syscalls - before, 1); /* (the slot, the Hash's head and its size: one read) */
+	/* the value stack copied with the frames: the slot is not read */
+	unsigned char vs[64];
+	memcpy(vs, m + (slot - 16 - BASE), sizeof(vs));
+	cx.vs = vs, cx.vs_lo = slot - 16, cx.vs_hi = slot - 16 + sizeof(vs);
+	before = syscalls;
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	assert_int_equal(syscalls - before, 1);
+	/* told unchanged by a capture drained before the walker's next sample: that sample reads nothing */
+	cx.vs = NULL, cx.by = 2;
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	t.samples++;
+	cx.vs = vs, cx.by = 1;
+	before = syscalls;
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	assert_int_equal(syscalls - before, 0);
+	t.samples++; /* (a sample later, not) */
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	assert_int_equal(syscalls - before, 1);
+	cx.vs = NULL, cx.by = 0;
+	/* routed: a key more */
+	put_st_hash(m, L, env, entries, kv, 3);
+	assert_string_equal(LABEL(), "GET /orders/:order");
+	/* the next request's env, in the slot */
+	kv[3] = v_path2;
+	put_st_hash(m, L, env2, entries2, kv, 2);
+	put64(m, slot, env2);
+	assert_string_equal(LABEL(), "GET /users/:id/edit");
+	/* a GC since: the same address may be another Hash, of the same size */
+	kv[3] = v_path;
+	put_st_hash(m, L, env2, entries2, kv, 2);
+	cx.gc = 6;
+	assert_string_equal(LABEL(), "GET /orders/:id");
+	/* no count known: read in full each time */
+	cx.gc_known = 0;
+	kv[3] = v_path2;
+	put_st_hash(m, L, env2, entries2, kv, 2);
+	assert_string_equal(LABEL(), "GET /users/:id/edit");
+	before = syscalls;
+	assert_string_equal(LABEL(), "GET /users/:id/edit");
+	assert_true(syscalls - before >= 3);
+#undef LABEL
+	ruby_target_detach(&t);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_rack_env_labels),
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_random_memory),

@@ -182,6 +182,12 @@ int capture(void *ctx)
 		if (!bpf_probe_read_user(&w, sizeof(w), (const void *)c->gc))
 			r->gcw = w;
 	}
+	r->gcc = 0;
+	if (c->gc_count) {
+		__u64 n = 0;
+		if (!bpf_probe_read_user(&n, sizeof(n), (const void *)c->gc_count))
+			r->gcc = n;
+	}
 	__u64 len = sizeof(*r) - sizeof(r->frames) + n * sizeof(r->frames[0]);
 	if (len > sizeof(*r))
 		len = sizeof(*r);

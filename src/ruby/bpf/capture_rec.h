@@ -28,6 +28,7 @@ struct capture_config {
 	capture_u32 cfp_size, cfp_sp, cfp_ep;
 	capture_u32 native; /* 1: the kernel also writes the sample (user registers and stack) to the event's buffer */
 	capture_u32 cfp_self, pad;
+	capture_u64 gc_count; /* rb_objspace's GC count, 0 if unknown */
 };
 
 enum capture_stat {
@@ -69,6 +70,7 @@ struct capture_rec {
 	capture_u32 total; /* frames on the stack (more than n: the outer ones left out) */
 	capture_u32 gcw;   /* the GC's word (config.gc) */
 	capture_u32 pad;
+	capture_u64 gcc;   /* the GC's count (config.gc_count; 0 if unknown) */
 	struct capture_frame frames[CAPTURE_MAX_FRAMES];
 };
 
