@@ -287,10 +287,38 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 	return label;
 }
 
+#define CONTROLLER_IVARS 32 /* a controller's instance variables looked through for @_action_name */
+
+/* A Rails controller's action as "OrdersController#show": its class and its @_action_name; 0 when they do not read. */
+static uint32_t controller_action(struct ruby_target *t, uint64_t self)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t w[2], len;
+	struct ruby_ivar iv[CONTROLLER_IVARS];
+	int total, singleton = 0;
+	if (!ruby_is_heap(t, self) || mem_read(&t->mem, self, w, sizeof(w)) ||
+	    (w[L->rbasic_flags / 8] & (uint64_t)L->t_mask) != (uint64_t)L->t_object)
+		return 0;
+	int n = ruby_object_ivars(t, self, w[L->rbasic_flags / 8], w[L->rbasic_klass / 8], iv, CONTROLLER_IVARS, &total);
+	for (int i = 0; i < n; i++) {
+		uint32_t name = ruby_id_name(t, iv[i].id);
+		char action[64], label[LABEL_MAX];
+		if (!name || strcmp(strtab_get(&t->strs, name), "@_action_name") ||
+		    ruby_string_peek(t, iv[i].value, action, sizeof(action), &len, NULL) <= 0)
+			continue;
+		uint32_t cls = ruby_class_name(t, w[L->rbasic_klass / 8], &singleton);
+		if (!cls || singleton)
+			return 0;
+		snprintf(label, sizeof(label), "%s#%s", strtab_get(&t->strs, cls), action);
+		return ruby_intern(t, label);
+	}
+	return 0;
+}
+
 uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *frames, const struct ruby_frame_at *at,
 			    int n, const struct label_ctx *cx)
 {
-	int call = -1; /* the innermost call(...) */
+	int call = -1, send = -1; /* the innermost call(...), and Rails's send_action */
 	for (int j = 0; j < n; j++) {
 		const struct ruby_frame *f = &frames[j];
 		if (f->kind != FRAME_RUBY && f->kind != FRAME_CFUNC && f->kind != FRAME_WAIT)
@@ -298,20 +326,33 @@ uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *fram
 		uint64_t what = classify(t, f->name);
 		if ((what & 0xff) == NAME_ROUTE)
 			return (uint32_t)(what >> 8);
-		if ((what & 0xff) == NAME_SEND_ACTION) /* the action: the Ruby method it called */
-			for (int k = j - 1; k >= 0; k--)
-				if (frames[k].kind == FRAME_RUBY || frames[k].kind == FRAME_WAIT)
-					return frames[k].name;
+		if ((what & 0xff) == NAME_SEND_ACTION && send < 0)
+			send = j;
 		if ((what & 0xff) == NAME_CALL && f->kind == FRAME_RUBY && call < 0)
 			call = j;
 	}
-	/* a Rack app's call(env): the env of the innermost one whose first parameter is env */
+	/*
+	 * A Rack app's call(env): the env of the innermost one whose first
+	 * parameter is env. Under Rails's send_action too: its callee is the
+	 * action while the action runs, but the implicit render after it
+	 * (default_render, in a Kernel#tap) is called from there as well, and
+	 * the env's path parameters name the action either way. When the env
+	 * does not read: the controller's class and @_action_name, else the
+	 * callee.
+	 */
 	for (int j = call; at && j >= 0 && j < n; j++) {
 		uint32_t size;
 		if (frames[j].kind != FRAME_RUBY || (classify(t, frames[j].name) & 0xff) != NAME_CALL || !at[j].iseq ||
 		    !env_param(t, at[j].iseq, &size))
 			continue;
-		return env_label(t, at[j].ep - ((uint64_t)size + 2) * 8, cx); /* parameter 0: ep[-(size + 2)] */
+		uint32_t label = env_label(t, at[j].ep - ((uint64_t)size + 2) * 8, cx); /* parameter 0: ep[-(size + 2)] */
+		if (label)
+			return label;
+		break;
 	}
-	return 0;
+	uint32_t action = send >= 0 && at ? controller_action(t, at[send].self) : 0; /* (its self: the controller) */
+	for (int k = send - 1; send >= 0 && !action && k >= 0; k--)
+		if (frames[k].kind == FRAME_RUBY || frames[k].kind == FRAME_WAIT)
+			action = frames[k].name;
+	return action;
 }

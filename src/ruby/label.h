@@ -30,8 +30,9 @@ struct label_ctx {
  * - Sinatra names a route's block as a method of the app named after the
  *   route ("ShopApp#GET /orders/:id"): the innermost such frame's route,
  *   "GET /orders/:id".
- * - Rails calls an action from ActionController::BasicImplicitRender#send_action:
- *   the method that frame called, "OrdersController#show".
+ * - Rails calls an action from ActionController::BasicImplicitRender#send_action,
+ *   and renders from there too: the action its env's path parameters name
+ *   (below), else the method send_action called, "OrdersController#show".
  * - Elsewhere in a Rack request (with at: its middleware, any other Rack
  *   app): the env Hash of the innermost method named call whose first
  *   parameter is env: its sinatra.route or Rails path parameters once
