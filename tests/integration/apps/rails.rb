@@ -3,6 +3,7 @@
 # (route_cpu.rb) outermost: each action's CPU time, the reference its endpoint labels are checked against.
 ENV["RAILS_ENV"] ||= "production" # (development mode adds routes and reloads)
 require "action_controller/railtie"
+require_relative "busy"
 require_relative "route_cpu"
 
 class RailsShop < Rails::Application
@@ -13,18 +14,6 @@ class RailsShop < Rails::Application
   config.logger = Logger.new(nil)
   config.log_level = :fatal
   config.hosts.clear
-end
-
-module Busy
-  def self.run(n)
-    x = 0
-    i = 0
-    while i < n
-      x += i % 7
-      i += 1
-    end
-    x
-  end
 end
 
 class OrdersController < ActionController::Base
