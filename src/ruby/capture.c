@@ -67,7 +67,7 @@ struct ruby_capture {
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	struct ring_buffer *rb;
-	int stats_fd;
+	int stats_fd, env_fd; /* env_fd: the methods whose env parameter a sample takes (env_iseqs) */
 	uint64_t period_ns, rng, gen;
 	uint64_t seen_on, seen_ready; /* ruby_capture_on_cpu: holders found on another CPU, running or ready to */
 	int native, labels;
@@ -260,7 +260,7 @@ static int on_rec(void *ctx, void *data, size_t size)
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
 	};
 	if (c->labels) { /* (the GC's count as the frames were taken: a Rack env's label known unchanged while it is) */
-		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2 };
+		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2, r->env_at, r->env };
 		ts.label = ruby_request_label(c->t, c->frames, c->at, k, &cx);
 	}
 	if (c->native && f->ring) {
@@ -278,6 +278,13 @@ static int on_rec(void *ctx, void *data, size_t size)
 	}
 	c->err = c->fn(c->arg, &ts, r->t_ns);
 	return 0;
+}
+
+/* t->env_iseq_seen: the program takes the env parameter of iseq's frames, below bytes under their ep. */
+static void env_iseq_seen(void *ctx, uint64_t iseq, uint64_t below)
+{
+	struct ruby_capture *c = ctx;
+	bpf_map_update_elem(c->env_fd, &iseq, &below, BPF_ANY); /* (full: those frames' envs are read later) */
 }
 
 int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, struct ruby_capture **out, char *why,
@@ -339,8 +346,9 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 	c->prog = bpf_object__find_program_by_name(c->obj, "capture");
 	struct bpf_map *cfg = bpf_object__find_map_by_name(c->obj, "config"),
 		       *stats = bpf_object__find_map_by_name(c->obj, "stats"),
-		       *events = bpf_object__find_map_by_name(c->obj, "events");
-	if (!c->prog || !cfg || !stats || !events) {
+		       *events = bpf_object__find_map_by_name(c->obj, "events"),
+		       *envs = bpf_object__find_map_by_name(c->obj, "env_iseqs");
+	if (!c->prog || !cfg || !stats || !events || !envs) {
 		err = ERR_CORRUPT;
 		snprintf(why, whylen, "the BPF program lacks its maps");
 		goto fail;
@@ -351,6 +359,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
 		.native = native ? 1 : 0, .cfp_self = (uint32_t)L->cfp_self,
 		.gc_count = labels && t->objspace && L->gc_count >= 0 ? t->objspace + (uint64_t)L->gc_count : 0,
+		.cfp_iseq = L->cfp_iseq >= 0 && L->cfp_iseq <= CAPTURE_CFP_MAX - 8 ? (uint32_t)L->cfp_iseq : CAPTURE_CFP_MAX,
 	};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {
@@ -359,10 +368,16 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		goto fail;
 	}
 	c->stats_fd = bpf_map__fd(stats);
+	c->env_fd = bpf_map__fd(envs);
 	if (!(c->rb = ring_buffer__new(bpf_map__fd(events), on_rec, c, NULL))) {
 		err = -errno;
 		snprintf(why, whylen, "cannot map the BPF ring: %s", strerror(errno));
 		goto fail;
+	}
+	if (labels) { /* (what label.c knows of methods is learnt again, for this program to be told) */
+		map_clear(&t->labels);
+		t->env_iseq_seen = env_iseq_seen;
+		t->env_iseq_ctx = c;
 	}
 	*out = c;
 	return 0;
@@ -396,6 +411,10 @@ void ruby_capture_close(struct ruby_capture *c)
 {
 	if (!c)
 		return;
+	if (c->t && c->t->env_iseq_ctx == c) {
+		c->t->env_iseq_seen = NULL;
+		c->t->env_iseq_ctx = NULL;
+	}
 	for (int i = 0; i < c->nf; i++)
 		unfollow(&c->f[i]);
 	free(c->f);

@@ -53,13 +53,20 @@ static uint64_t classify(struct ruby_target *t, uint32_t sid)
 	return what;
 }
 
-/* Is the iseq's first parameter named env? Then *size gets its local table's size. Cached. */
+/*
+ * Is the iseq's first parameter named env? Then *size gets its local table's
+ * size. Cached (its size, whether t->env_iseq_seen was told, whether env).
+ */
 static int env_param(struct ruby_target *t, uint64_t iseq, uint32_t *size)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t *hit = map_get(&t->labels, iseq | ISEQ_KEY);
 	if (hit) {
-		*size = (uint32_t)(*hit >> 1);
+		*size = (uint32_t)(*hit >> 2);
+		if ((*hit & 1) && !(*hit & 2) && t->env_iseq_seen) { /* (found before there was a capture to tell) */
+			t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)*size + 2) * 8);
+			*hit |= 2;
+		}
 		return (int)(*hit & 1);
 	}
 	uint64_t body, table, id;
@@ -72,7 +79,10 @@ static int env_param(struct ruby_target *t, uint64_t iseq, uint32_t *size)
 		    n < 65536 && !mem_read_u64(&t->mem, table, &id);
 	uint32_t name = found ? ruby_id_name(t, id) : 0;
 	found = name && !strcmp(strtab_get(&t->strs, name), "env");
-	map_put(&t->labels, iseq | ISEQ_KEY, (uint64_t)n << 1 | (uint64_t)found);
+	int told = found && t->env_iseq_seen;
+	if (told)
+		t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)n + 2) * 8);
+	map_put(&t->labels, iseq | ISEQ_KEY, (uint64_t)n << 2 | (uint64_t)told << 1 | (uint64_t)found);
 	*size = n;
 	return found;
 }
@@ -159,9 +169,13 @@ static void label_envs_free(struct ruby_target *t)
 	t->label_envs = NULL;
 }
 
-/* The word at addr from the caller's copy of the value stack: 1, or 0 when it has none there. */
+/* The word at addr as the caller read it with the frames: 1, or 0 when it has none there. */
 static int word_copied(const struct label_ctx *cx, uint64_t addr, uint64_t *v)
 {
+	if (cx && cx->word_at && cx->word_at == addr) {
+		*v = cx->word;
+		return 1;
+	}
 	if (!cx || !cx->vs || addr < cx->vs_lo || addr + 8 > cx->vs_hi || addr + 8 < addr)
 		return 0;
 	memcpy(v, cx->vs + (addr - cx->vs_lo), 8);

@@ -21,6 +21,8 @@ struct label_ctx {
 	/* the caller: 1 the walker (ruby_sample_take), 2 a capture of the GVL holder, drained before the
 	   walker's sample of the same tick (capture.h) */
 	int by;
+	/* a word taken with the frames (a capture's env parameter, target->env_iseq_seen): where, and its value */
+	uint64_t word_at, word;
 };
 
 /*
@@ -38,6 +40,10 @@ struct label_ctx {
  *   parameter is env: its sinatra.route or Rails path parameters once
  *   routed, else its REQUEST_METHOD and PATH_INFO, the path's segments that
  *   are numbers or hex ids as ":id" ("GET /orders/:id").
+ * The env parameter is read with the frames: from the walker's copy of the
+ * value stack, or taken by the BPF capture as it samples (target.h's
+ * env_iseq_seen; read at the next tick instead, a short request's frame had
+ * often returned, and its slot held the next request's env or nothing).
  * What each name, method and env key says is cached in t->labels. A Rack
  * env costs four reads the first time it is seen (its Hash, its table's
  * header, its entries, its method and path), and one while no GC has

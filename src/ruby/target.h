@@ -76,6 +76,10 @@ struct ruby_target {
 	   (ruby_capture_on_cpu: its clock read twice) */
 	int (*holder_on_cpu)(void *ctx, uint64_t th);
 	void *holder_ctx;
+	/* Told of each method label.c finds a request's env in (its iseq, and the env parameter's bytes below its
+	   frame's ep), when set: the BPF capture takes that word as it samples (ruby_capture_open) */
+	void (*env_iseq_seen)(void *ctx, uint64_t iseq, uint64_t below);
+	void *env_iseq_ctx;
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;
 };

@@ -94,7 +94,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->unreadable = r->unreadable;
 	ts->label = 0;
 	if (flags & WALK_LABELS) { /* (a quiet read's frames are its last full read's: so is the request) */
-		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1 };
+		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1, 0, 0 };
 		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes, &cx);
 	}
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {

@@ -34,6 +34,14 @@ struct {
 	__uint(max_entries, 1 << 20); /* 20 samples 512 frames deep, 110 of 100 frames (at 1000 Hz, read every ms) */
 } events SEC(".maps");
 
+/* Request labels: a call(env) method's iseq -> where its env parameter is, in bytes below its frame's ep. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CAPTURE_ENV_ISEQS);
+	__type(key, __u64);
+	__type(value, __u64);
+} env_iseqs SEC(".maps");
+
 #define VS_BUF (32 << 10) /* the top of the value stack read in one go (a power of 2) */
 
 /*
@@ -72,9 +80,21 @@ static __u64 word(__u64 addr)
 }
 
 struct frame_ctx {
-	__u64 csz, ep_off;
+	__u64 csz, ep_off, iseq_off;
 	__u64 vs_lo, vs_len; /* the part of the value stack in the scratch's vs */
 };
+
+/* The word at addr: from the scratch's copy of the value stack, or read. */
+static __u64 stack_word(const struct frame_ctx *fc, const struct scratch *s, __u64 addr)
+{
+	__u64 d = addr - fc->vs_lo, v = 0;
+	if (addr >= fc->vs_lo && d + 8 <= fc->vs_len) {
+		d &= VS_BUF - 1;
+		__builtin_memcpy(&v, s->vs + d, 8);
+		return v;
+	}
+	return word(addr);
+}
 
 /* Frame i: its control frame from the scratch, its env words from the thread's memory. */
 static long take_frame(__u32 i, void *arg)
@@ -102,6 +122,17 @@ static long take_frame(__u32 i, void *arg)
 		f->eps[0] = 0;
 		f->eps[1] = 0;
 		f->eps[2] = 0;
+	}
+	/* the innermost call(env) frame's env, as it is now: read later, its slot may hold the next request's */
+	__u64 io = fc->iseq_off;
+	if (!s->rec.env_at && io <= CAPTURE_CFP_MAX - 8) {
+		__u64 iseq;
+		__builtin_memcpy(&iseq, s->cfps + off + (io & (CAPTURE_CFP_MAX - 8)), 8);
+		__u64 *below = iseq ? bpf_map_lookup_elem(&env_iseqs, &iseq) : 0;
+		if (below && ep > *below && !(ep & 7)) {
+			s->rec.env_at = ep - *below;
+			s->rec.env = stack_word(fc, s, ep - *below);
+		}
 	}
 	return 0;
 }
@@ -155,7 +186,9 @@ int capture(void *ctx)
 		return 0;
 	}
 	/* Every env word on the VM stack is under the innermost frame's sp (and over the stack's base). */
-	struct frame_ctx fc = { csz, c->cfp_ep, 0, 0 };
+	struct frame_ctx fc = { csz, c->cfp_ep, c->cfp_iseq, 0, 0 };
+	s->rec.env_at = 0;
+	s->rec.env = 0;
 	__u64 sp;
 	if (c->cfp_sp <= CAPTURE_CFP_MAX - 8) {
 		__builtin_memcpy(&sp, s->cfps + (c->cfp_sp & (CAPTURE_CFP_MAX - 1)), 8);

@@ -29,7 +29,12 @@ struct capture_config {
 	capture_u32 native; /* 1: the kernel also writes the sample (user registers and stack) to the event's buffer */
 	capture_u32 cfp_self, pad;
 	capture_u64 gc_count; /* rb_objspace's GC count, 0 if unknown */
+	capture_u32 cfp_iseq; /* rb_control_frame_t.iseq */
+	capture_u32 pad2;
 };
+
+/* Request labels: the methods whose env parameter a sample takes (iseq -> its bytes below the frame's ep). */
+#define CAPTURE_ENV_ISEQS 256
 
 enum capture_stat {
 	CAPTURE_FIRED,     /* the thread's clock went off */
@@ -71,6 +76,9 @@ struct capture_rec {
 	capture_u32 gcw;   /* the GC's word (config.gc) */
 	capture_u32 pad;
 	capture_u64 gcc;   /* the GC's count (config.gc_count; 0 if unknown) */
+	/* the env parameter of the innermost frame whose method is in env_iseqs, as the sample was taken: where it
+	   is (0: no such frame) and what it held */
+	capture_u64 env_at, env;
 	struct capture_frame frames[CAPTURE_MAX_FRAMES];
 };
 

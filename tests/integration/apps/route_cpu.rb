@@ -1,12 +1,11 @@
 # route_cpu.rb: the CPU time of each whole request (CLOCK_THREAD_CPUTIME_ID around the app's call, its framework's
-# middleware and route included) and its wall time, added to its route's accounts in its worker, which a thread of the worker's own
+# middleware and route included), added to its route's account in its worker, which a thread of the worker's own
 # writes to $RBSCOPE_TEST_STATS.<pid> as JSON every 0.2 s (outside any request): the reference the endpoint labels
 # of a profile are checked against (tests/integration/labels.sh). The outermost middleware of routes.ru and rails.ru.
 require "json"
 
 class RouteCpu
   CPU = Hash.new(0.0)
-  WALL = Hash.new(0.0) # (and the wall time: a request preempted, or waiting, takes more of it)
 
   # The route of a request as each framework names it, once routed (else "?").
   SINATRA = ->(env) { env["sinatra.route"] }
@@ -22,12 +21,10 @@ class RouteCpu
 
   def call(env)
     writer
-    w0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     t0 = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
     res = @app.call(env)
     route = @route.call(env) || "?"
     CPU[route] += Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t0
-    WALL[route] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - w0
     res
   end
 
@@ -37,7 +34,7 @@ class RouteCpu
     @writer_pid = Process.pid
     Thread.new do
       loop do # (whole: written aside, then renamed over)
-        File.write("#{stats}.tmp#{Process.pid}", JSON.generate({ "cpu" => CPU, "wall" => WALL }))
+        File.write("#{stats}.tmp#{Process.pid}", JSON.generate(CPU))
         File.rename("#{stats}.tmp#{Process.pid}", "#{stats}.#{Process.pid}")
         sleep 0.2
       end
