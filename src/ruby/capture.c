@@ -38,6 +38,8 @@ extern const unsigned char rbscope_capture_obj[], rbscope_capture_obj_end[];
 #define NATIVE_NEAR 200000 /* ns between a sample's time and its record's, at most */
 
 _Static_assert(EP_WORDS == CAPTURE_EP_WORDS, "capture_rec.h: the env words walk.c names frames from");
+_Static_assert(offsetof(struct capture_mark, total) == offsetof(struct capture_rec, total),
+	       "capture_rec.h: a mark and a record are told apart by their total");
 
 struct followed {
 	uint64_t th;
@@ -67,7 +69,8 @@ struct ruby_capture {
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	struct ring_buffer *rb;
-	int stats_fd, env_fd; /* env_fd: the methods whose env parameter a sample takes (env_iseqs) */
+	int stats_fd, cfg_fd, env_fd; /* env_fd: the methods whose env parameter a sample takes (env_iseqs) */
+	struct capture_config conf;
 	uint64_t period_ns, rng, gen;
 	uint64_t seen_on, seen_ready; /* ruby_capture_on_cpu: holders found on another CPU, running or ready to */
 	int native, labels;
@@ -230,7 +233,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 {
 	struct ruby_capture *c = ctx;
 	const struct capture_rec *r = data;
-	if (c->err || size < offsetof(struct capture_rec, frames))
+	/* (a mark is shorter than a record's header: told apart by its total first, at the same place in both) */
+	if (c->err || size < offsetof(struct capture_rec, n) + 2 * sizeof(uint32_t))
 		return 0;
 	struct followed *f = find(c, r->th);
 	if (!f)
@@ -240,6 +244,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 			memcpy(&f->mark, data, sizeof(f->mark));
 		return 0;
 	}
+	if (size < offsetof(struct capture_rec, frames))
+		return 0;
 	if (f->fd >= 0)
 		rejitter(c, f, r->t_ns);
 	int dropped = 0, k = ruby_gc_frame(c->t, r->gcw, &c->frames[0]);
@@ -284,7 +290,13 @@ static int on_rec(void *ctx, void *data, size_t size)
 static void env_iseq_seen(void *ctx, uint64_t iseq, uint64_t below)
 {
 	struct ruby_capture *c = ctx;
-	bpf_map_update_elem(c->env_fd, &iseq, &below, BPF_ANY); /* (full: those frames' envs are read later) */
+	uint32_t zero = 0;
+	if (bpf_map_update_elem(c->env_fd, &iseq, &below, BPF_ANY)) /* (full: those frames' envs are read later) */
+		return;
+	if (!c->conf.envs) { /* (until then the program looks no frame up) */
+		c->conf.envs = 1;
+		bpf_map_update_elem(c->cfg_fd, &zero, &c->conf, BPF_ANY);
+	}
 }
 
 int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, struct ruby_capture **out, char *why,
@@ -353,7 +365,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		snprintf(why, whylen, "the BPF program lacks its maps");
 		goto fail;
 	}
-	struct capture_config conf = {
+	c->conf = (struct capture_config){
 		.owner = owner, .gc = gc, .th_ec = (uint32_t)L->th_ec, .ec_cfp = (uint32_t)L->ec_cfp,
 		.ec_stack = (uint32_t)L->ec_vm_stack, .ec_stack_size = (uint32_t)L->ec_vm_stack_size,
 		.cfp_size = (uint32_t)L->cfp_size, .cfp_sp = (uint32_t)L->cfp_sp, .cfp_ep = (uint32_t)L->cfp_ep,
@@ -362,7 +374,8 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		.cfp_iseq = L->cfp_iseq >= 0 && L->cfp_iseq <= CAPTURE_CFP_MAX - 8 ? (uint32_t)L->cfp_iseq : CAPTURE_CFP_MAX,
 	};
 	uint32_t zero = 0;
-	if (bpf_map_update_elem(bpf_map__fd(cfg), &zero, &conf, BPF_ANY)) {
+	c->cfg_fd = bpf_map__fd(cfg);
+	if (bpf_map_update_elem(c->cfg_fd, &zero, &c->conf, BPF_ANY)) {
 		err = -errno;
 		snprintf(why, whylen, "cannot configure the BPF program: %s", strerror(errno));
 		goto fail;

@@ -186,7 +186,7 @@ int capture(void *ctx)
 		return 0;
 	}
 	/* Every env word on the VM stack is under the innermost frame's sp (and over the stack's base). */
-	struct frame_ctx fc = { csz, c->cfp_ep, c->cfp_iseq, 0, 0 };
+	struct frame_ctx fc = { csz, c->cfp_ep, c->envs ? c->cfp_iseq : CAPTURE_CFP_MAX, 0, 0 };
 	s->rec.env_at = 0;
 	s->rec.env = 0;
 	__u64 sp;

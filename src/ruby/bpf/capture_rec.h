@@ -30,7 +30,7 @@ struct capture_config {
 	capture_u32 cfp_self, pad;
 	capture_u64 gc_count; /* rb_objspace's GC count, 0 if unknown */
 	capture_u32 cfp_iseq; /* rb_control_frame_t.iseq */
-	capture_u32 pad2;
+	capture_u32 envs;     /* 1 once env_iseqs has a method: frames are looked up in it */
 };
 
 /* Request labels: the methods whose env parameter a sample takes (iseq -> its bytes below the frame's ep). */
