@@ -9,8 +9,8 @@
 #include "object.h"
 #include "waits.h"
 
-#define NAME_TRIES 8      /* lookups of a method entry whose class is not found before it stays unqualified */
-#define NOT_ME_AGAIN 8    /* lookups of an address that did not hold a method entry before it is read again */
+#define NAME_TRIES 8      /* lookups of a method entry without a name or class before it is kept so a while */
+#define NAME_AGAIN 8      /* lookups between two reads of one kept so, or of an address that held no entry */
 #define NO_OWNER_READS 8 /* consistent reads finding no method before a frame is left unqualified for good */
 
 static uint64_t word(const unsigned char *p, int64_t off)
@@ -74,27 +74,29 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	 * Keyed by entry and fallback: the same entry may be named with or without
 	 * an iseq label. No name, or a name without its class, may be a passing
 	 * failure (a read racing the entry or its class being set up, or the
-	 * symbol table growing): it is tried again a few times before it is kept.
-	 * The value holds the name, the tries in bits 32-39, and bit 63 when final.
-	 * An address that did not hold a method entry (bit 62) is looked at again
-	 * every NOT_ME_AGAIN lookups (bits 40-47), never given up on: a torn
-	 * read's garbage names heap slots that later hold method entries (a
-	 * library loaded late: rubocop's Psych::Parser#parse read "unknown" in
-	 * one recording of ten, its slot given up on that way before it held it).
+	 * symbol table growing): it is tried again at each lookup NAME_TRIES
+	 * times, then kept, and read again every NAME_AGAIN lookups, never given
+	 * up on. An address that did not hold a method entry at all is read again
+	 * every NAME_AGAIN lookups too: a torn read's garbage names heap slots
+	 * that later hold method entries (a library loaded late: rubocop's
+	 * Psych::Parser#parse read "unknown" for whole recordings, its slot given
+	 * up on before it held it). The value: the name, the tries in bits 32-39,
+	 * the lookups since the last read in bits 40-47, bit 62 when not a method
+	 * entry, bit 63 when final.
 	 */
 	uint64_t key = me ^ ((uint64_t)fallback << 48);
 	uint64_t *hit = map_get(&t->mes, key);
-	if (hit && (*hit >> 62 & 1)) {
-		uint64_t seen = (*hit >> 40 & 0xff) + 1;
-		if (seen < NOT_ME_AGAIN) {
-			*hit = (*hit & ~(0xffULL << 40)) | seen << 40;
-			return 0;
-		}
-		hit = NULL; /* read it afresh */
-	}
-	if (hit && ((*hit >> 63) || ((*hit >> 32) & 0xff) >= NAME_TRIES))
+	if (hit && (*hit >> 63))
 		return (uint32_t)*hit;
-	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) + 1 : 1;
+	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) : 0;
+	if (hit && ((*hit >> 62 & 1) || tries >= NAME_TRIES)) {
+		uint64_t seen = (*hit >> 40 & 0xff) + 1;
+		if (seen < NAME_AGAIN) {
+			*hit = (*hit & ~(0xffULL << 40)) | seen << 40;
+			return (uint32_t)*hit;
+		}
+	}
+	tries = tries < NAME_TRIES ? tries + 1 : NAME_TRIES;
 	int not_me;
 	uint32_t sid = method_name_uncached(t, me, fallback, &not_me);
 	if (not_me) {

@@ -163,20 +163,25 @@ static uint64_t symbols_of(struct ruby_target *t)
 	return t->symbols;
 }
 
-#define ID_TRIES 8 /* lookups of an ID that did not read (it may have been being added) before it stays unnamed */
-
+/*
+ * An ID's name, cached once read. One that does not read is not remembered:
+ * it may be being added, or the symbol table growing under the read, and
+ * the callers that look names up at every sample keep what they name
+ * (method_name reads an unnamed entry again only now and then).
+ */
 uint32_t ruby_id_name(struct ruby_target *t, uint64_t id)
 {
-	/* The cache value: the name's string id + 1; or, for an ID not read (yet), 0 with the tries in bits 32+. */
-	uint64_t *hit = map_get(&t->ids, id), tries = hit ? *hit >> 32 : 0;
-	if (hit && ((uint32_t)*hit || tries >= ID_TRIES))
-		return (uint32_t)*hit ? (uint32_t)*hit - 1 : 0;
+	uint64_t *hit = map_get(&t->ids, id); /* (the name's string id + 1) */
+	if (hit)
+		return (uint32_t)*hit - 1;
 	char name[256];
 	int64_t sid = -1;
 	if (symbols_of(t) && !symbols_lookup(t, t->symbols, id, name, sizeof(name)))
 		sid = strtab_intern(&t->strs, name, strlen(name));
-	map_put(&t->ids, id, sid >= 0 ? (uint64_t)sid + 1 : (tries + 1) << 32);
-	return sid >= 0 ? (uint32_t)sid : 0;
+	if (sid < 0)
+		return 0;
+	map_put(&t->ids, id, (uint64_t)sid + 1);
+	return (uint32_t)sid;
 }
 
 /* The classext of klass: a pointer in the RClass (<= 3.2) or the memory after it (3.3+). */

@@ -135,9 +135,13 @@ if start_ruby 3.1 "$top/tests/integration/ruby/gc.rb" stackprof 6; then
 	for _ in $(seq 50); do grep -q '^stackprof' "$work/ruby-3.1.out" && break; sleep 0.2; done
 	sp=$(sed -n 's/^stackprof .*GC \([0-9.]*\)%$/\1/p' "$work/ruby-3.1.out")
 	ours=$(awk '{ n = $NF; total += n; if ($0 ~ /\(garbage collection/) gc += n } END { printf "%.2f", 100 * gc / total }' "$work/gc.col")
-	check "gc: GC frames with their phase, over the allocating frame (marking and sweeping)" \
-		sh -c "grep -q -E 'block in Object#churn \([^)]*\);\(garbage collection: marking\)' '$work/gc.col' &&
-			grep -q -E ';\(garbage collection: sweeping\)' '$work/gc.col'"
+	# (over the allocating frame: churn's block, where the VM makes its Arrays and Hashes, or a C method it calls
+	# that makes a String; which allocation a collection starts at is the heap's doing: in some processes every
+	# marking sample is over Integer#to_s)
+	check "gc: GC frames with their phase, over the allocating frame (marking and sweeping; every GC sample in churn's block)" \
+		sh -c "grep -q -E 'block in Object#churn \([^)]*\)(;(String#\*|String#\+|Integer#to_s) \([^)]*\))?;\(garbage collection: marking\)' '$work/gc.col' &&
+			grep -q -E ';\(garbage collection: sweeping\)' '$work/gc.col' &&
+			! grep '(garbage collection' '$work/gc.col' | grep -v -q 'block in Object#churn ('"
 	check "gc: GC share ${ours}% against stackprof's ${sp:-?}% on the same run: within 5 pp" \
 		awk -v a="$ours" -v b="$sp" 'BEGIN { d = a - b; exit !(b != "" && d * d <= 25) }'
 	stop_ruby "$pid"

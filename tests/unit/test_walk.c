@@ -251,6 +251,29 @@ static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
 			assert_false(named); /* (once named, always) */
 	}
 	assert_true(named >= 30);
+	/* another C method, while the symbol table does not read (being grown, say) for longer than its tries:
+	   unknown then, named once it reads again (the entry and the ID are read again now and then) */
+	uint64_t me2 = me + 0x40;
+	put(m, me2, (uint64_t)L->t_imemo | (uint64_t)L->imemo_ment << L->fl_ushift);
+	put(m, me2 + (uint64_t)L->me_def, def);
+	put(m, me2 + (uint64_t)L->me_called_id, id);
+	uint64_t eps2[1][EP_WORDS] = { { me2, 0, (uint64_t)L->frame_magic_cfunc } };
+	uint32_t short_last = 50;
+	memcpy(m + (syms + (uint64_t)L->symbols_last_id - BASE), &short_last, 4);
+	map_clear(&t.ids);
+	for (int i = 0; i < 40; i++) {
+		int dropped = 0;
+		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, out, NULL, &dropped), 1);
+		assert_string_equal(strtab_get(&t.strs, out[0].name), "(unknown C method)");
+	}
+	memcpy(m + (syms + (uint64_t)L->symbols_last_id - BASE), &last_id, 4);
+	named = 0;
+	for (int i = 0; i < 40; i++) {
+		int dropped = 0;
+		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, out, NULL, &dropped), 1);
+		named += !strcmp(strtab_get(&t.strs, out[0].name), "parse");
+	}
+	assert_true(named >= 20);
 	ruby_target_detach(&t);
 	free(m);
 }
