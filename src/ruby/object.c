@@ -215,43 +215,56 @@ static void take_hidden_ivar(struct ruby_target *t, uint64_t key, uint64_t value
 		*attached = value;
 }
 
-#define ST_SCAN RUBY_ST_SCAN
 
-int ruby_st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals)
+/*
+ * The entries of the st_table at tbl that are not deleted, among its first
+ * RUBY_ST_SCAN, up to max: their count, or negative. *size gets how many it
+ * has.
+ */
+static int st_read(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals, int max, uint64_t *size)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t hdr[8];
-	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
+	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr)), n = 0;
 	if (err)
 		return err;
 	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
 		 bound = hdr[L->st_entries_bound / 8];
-	if (bound < start)
+	*size = hdr[L->st_num_entries / 8];
+	if (bound < start || *size >> 40)
 		return ERR_CORRUPT;
-	unsigned char ebuf[ST_SCAN * 24];
-	size_t esz = (size_t)L->st_entry_size, n = (size_t)(bound - start) < ST_SCAN ? (size_t)(bound - start) : ST_SCAN;
-	if (esz > 24)
-		return ERR_CORRUPT;
-	if (n && (err = mem_read(&t->mem, entries + start * esz, ebuf, esz * n)))
-		return err;
-	int k = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t hash, key;
-		memcpy(&hash, ebuf + i * esz + L->st_entry_hash, 8);
-		memcpy(&key, ebuf + i * esz + L->st_entry_key, 8);
-		if (hash == ~0ULL || !key || key == (uint64_t)L->qundef)
+	size_t esz = (size_t)L->st_entry_size, look = bound - start < RUBY_ST_SCAN ? (size_t)(bound - start) : RUBY_ST_SCAN;
+	unsigned char e[RUBY_ST_SCAN * 24];
+	if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
+		return err ? err : ERR_UNSUPPORTED;
+	for (size_t i = 0; i < look && n < max; i++) {
+		uint64_t hash;
+		memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
+		if (hash == ~0ULL)
 			continue; /* deleted */
-		keys[k] = key;
-		memcpy(&vals[k++], ebuf + i * esz + L->st_entry_record, 8);
+		memcpy(&keys[n], e + i * esz + L->st_entry_key, 8);
+		memcpy(&vals[n++], e + i * esz + L->st_entry_record, 8);
 	}
-	return k;
+	return n;
+}
+
+int ruby_st_pairs(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals)
+{
+	uint64_t size;
+	int n = st_read(t, tbl, keys, vals, RUBY_ST_SCAN, &size), k = 0;
+	for (int i = 0; i < n; i++)
+		if (keys[i] && keys[i] != (uint64_t)t->L->qundef) { /* (an ID or a VALUE: neither is 0 or undef) */
+			keys[k] = keys[i];
+			vals[k++] = vals[i];
+		}
+	return n < 0 ? n : k;
 }
 
 /* Look for the hidden instance variables of a class in its st_table (Rubies without a classpath field). */
 static int class_ivar(struct ruby_target *t, uint64_t ext, uint64_t *classpath, uint64_t *attached)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t tbl, keys[ST_SCAN], vals[ST_SCAN], tmp = 0;
+	uint64_t tbl, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], tmp = 0;
 	if (L->classext_iv_tbl < 0)
 		return -ENOENT;
 	int err = mem_read_u64(&t->mem, ext + (uint64_t)L->classext_iv_tbl, &tbl);
@@ -283,29 +296,8 @@ int ruby_hash_table_pairs(struct ruby_target *t, uint64_t flags, uint64_t table,
 {
 	const struct ruby_layout *L = t->L;
 	int err = 0, n = 0;
-	if (flags & (uint64_t)L->rhash_st_flag) {
-		uint64_t hdr[8];
-		if (!table || (err = mem_read(&t->mem, table, hdr, sizeof(hdr))))
-			return table ? err : ERR_CORRUPT;
-		uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-			 bound = hdr[L->st_entries_bound / 8];
-		*size = hdr[L->st_num_entries / 8];
-		if (bound < start || *size >> 40)
-			return ERR_CORRUPT;
-		size_t esz = (size_t)L->st_entry_size, look = bound - start < RUBY_ST_SCAN ? (size_t)(bound - start) : RUBY_ST_SCAN;
-		unsigned char e[RUBY_ST_SCAN * 24];
-		if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
-			return err ? err : ERR_UNSUPPORTED;
-		for (size_t i = 0; i < look && n < max; i++) {
-			uint64_t hash;
-			memcpy(&hash, e + i * esz + L->st_entry_hash, 8);
-			if (hash == ~0ULL)
-				continue; /* deleted */
-			memcpy(&keys[n], e + i * esz + L->st_entry_key, 8);
-			memcpy(&vals[n++], e + i * esz + L->st_entry_record, 8);
-		}
-		return n;
-	}
+	if (flags & (uint64_t)L->rhash_st_flag)
+		return table ? st_read(t, table, keys, vals, max, size) : ERR_CORRUPT;
 	*size = (flags & (uint64_t)L->rhash_ar_size_mask) >> L->rhash_ar_size_shift;
 	uint64_t bound = (flags & (uint64_t)L->rhash_ar_bound_mask) >> L->rhash_ar_bound_shift;
 	if (!*size)
@@ -438,7 +430,7 @@ static int class_ivar_named(struct ruby_target *t, uint64_t klass, const char *n
 {
 	const struct ruby_layout *L = t->L;
 	for (int hop = 0; hop < 16 && klass && L->rclass_super >= 0; hop++) {
-		uint64_t flags, ext, tbl, ivs, keys[ST_SCAN], vals[ST_SCAN];
+		uint64_t flags, ext, tbl, ivs, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN];
 		int type = ruby_type_of(t, klass, &flags);
 		if (type < 0 || classext(t, klass, &ext))
 			return ERR_CORRUPT;
@@ -469,7 +461,7 @@ static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, u
 			    int max, int *total)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t cflags, ext, tbl, ptr, keys[ST_SCAN], vals[ST_SCAN], ivs[IVARS_MAX];
+	uint64_t cflags, ext, tbl, ptr, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], ivs[IVARS_MAX];
 	uint32_t numiv;
 	int err;
 	/* its class, past a singleton class of its own */
