@@ -101,7 +101,7 @@ int quiet_read_batch(struct ruby_target *t, struct walk_cache *c, const struct m
 	if (c->norder < 2 || c->norder > BATCH_MAX)
 		return 0;
 	for (int i = 0; i < c->norder; i++) {
-		size_t b = quiet_bytes(t, walk_slot_of(c, c->order[i]), WALK_MAX_FRAMES);
+		size_t b = quiet_bytes(t, walk_slot_of(c, c->order[i], t->samples), WALK_MAX_FRAMES);
 		need += b;
 		quiet += b > 0;
 	}
@@ -126,7 +126,7 @@ int quiet_read_batch(struct ruby_target *t, struct walk_cache *c, const struct m
 		c->biov[n++] = extra[i];
 	c->batch_gen++;
 	for (int i = 0; i < c->norder; i++) {
-		struct walk_slot *w = walk_slot_of(c, c->order[i]);
+		struct walk_slot *w = walk_slot_of(c, c->order[i], t->samples);
 		size_t b = quiet_bytes(t, w, WALK_MAX_FRAMES);
 		if (!b)
 			continue;

@@ -37,21 +37,21 @@ void ruby_walk_free(struct ruby_target *t)
 	t->walk = NULL;
 }
 
-struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th)
+struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th, uint64_t now)
 {
 	unsigned h = (unsigned)((th * 0x9e3779b97f4a7c15ULL) >> 56);
 	struct walk_slot *take = NULL;
 	for (unsigned i = 0; i < SLOT_PROBES; i++) {
 		struct walk_slot *w = &c->slot[(h + i) & (CACHE_SLOTS - 1)];
 		if (w->th == th) {
-			w->used = c->gen;
+			w->used = now;
 			return w;
 		}
 		if (!take || (take->th && (!w->th || w->used < take->used)))
 			take = w;
 	}
 	walk_slot_forget(take);
-	*take = (struct walk_slot){ .th = th, .used = c->gen };
+	*take = (struct walk_slot){ .th = th, .used = now };
 	return take;
 }
 

@@ -67,7 +67,7 @@ struct walk_slot {
 	uint64_t tid_key;
 	int32_t tid;
 	unsigned tid_uses;
-	uint64_t used; /* the walk_cache's gen when last asked for */
+	uint64_t used; /* the sample it was last asked for at (walk_slot_of's now) */
 };
 
 /* The parts of a quiet read of one thread (quiet_plan). */
@@ -78,7 +78,6 @@ struct quiet_parts {
 
 struct walk_cache {
 	struct walk_slot slot[CACHE_SLOTS];
-	uint64_t gen; /* samples taken: a slot's age (walk_slot_of) */
 	uint64_t first_th; /* the thread heading the list at the last sample */
 	uint64_t order[WALK_MAX_THREADS]; /* the threads in list order at the last sample that went through it */
 	int norder;
@@ -127,9 +126,10 @@ void ruby_walk_free(struct ruby_target *t);
 /*
  * The slot of thread th: its own from earlier samples, else a free one or
  * the longest unasked of the SLOT_PROBES from its hash on (that thread's
- * memory forgotten). Threads whose hashes meet keep a slot each.
+ * memory forgotten). Threads whose hashes meet keep a slot each. now: the
+ * sample it is asked for at (target.h's samples), a slot's age.
  */
-struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th);
+struct walk_slot *walk_slot_of(struct walk_cache *c, uint64_t th, uint64_t now);
 /* Room in c's buffers for bytes of frames and value stack and n env reads: 0 or -ENOMEM. */
 int walk_grow(struct walk_cache *c, size_t bytes, size_t n);
 

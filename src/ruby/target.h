@@ -67,7 +67,7 @@ struct ruby_target {
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	uint64_t jit_flags[2];             /* &rb_yjit_enabled_p, &rb_zjit_enabled_p (bools) where symbols name them (jit.c) */
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
-	uint64_t samples;                  /* samples ruby_sample_take has begun */
+	uint64_t samples;                  /* samples ruby_sample_take has begun (a walker slot's age, a label's) */
 	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;

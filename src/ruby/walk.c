@@ -122,7 +122,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 static int walk_listed(struct ruby_target *t, struct ruby_sample *s, struct walk_cache *c, uint64_t thaddr,
 		       uint64_t owner, unsigned flags, int batched, unsigned char *th, uint64_t *next)
 {
-	struct walk_slot *w = walk_slot_of(c, thaddr);
+	struct walk_slot *w = walk_slot_of(c, thaddr, t->samples);
 	int have_th = 0, room = (int)(WALK_MAX_TOTAL - s->nframes_total), err;
 	struct thread_read r = { .out = s->frames + s->nframes_total, .room = room - 1,
 				 .at = (flags & WALK_LOCALS) ? s->at + s->nframes_total : (flags & WALK_LABELS) ? c->at : NULL,
@@ -233,7 +233,6 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	if (!t->walk && (ruby_target_add_cache(t, ruby_walk_free) || !(t->walk = calloc(1, sizeof(*t->walk)))))
 		return -ENOMEM;
 	struct walk_cache *c = t->walk;
-	c->gen++;
 	t->samples++;
 	if ((flags & WALK_LABELS) && !c->at && !(c->at = malloc((WALK_MAX_FRAMES + 2) * sizeof(*c->at))))
 		return -ENOMEM;
@@ -273,7 +272,7 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 		first_done = 1; /* (nothing read apart) */
 	} else if (c->first_th) {
-		struct walk_slot *w = walk_slot_of(c, c->first_th);
+		struct walk_slot *w = walk_slot_of(c, c->first_th, t->samples);
 		struct thread_read r = { .out = s->frames, .room = (int)WALK_MAX_TOTAL - 1, .extra = extra, .nextra = nextra,
 					 .at = (flags & WALK_LOCALS) ? s->at : (flags & WALK_LABELS) ? c->at : NULL,
 					 .no_quiet = !!(flags & WALK_LOCALS) };

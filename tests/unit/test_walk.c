@@ -146,10 +146,11 @@ static void test_slots_shared_bucket(void **state)
 		if (bucket(a) == bucket(th[0]))
 			th[n++] = a;
 	struct walk_slot *first[SLOT_PROBES];
+	uint64_t now = 0; /* (the sample each is asked for at) */
 	for (int gen = 0; gen < 5; gen++) {
-		c->gen++;
+		now++;
 		for (int i = 0; i < SLOT_PROBES; i++) {
-			struct walk_slot *w = walk_slot_of(c, th[i]);
+			struct walk_slot *w = walk_slot_of(c, th[i], now);
 			assert_true(w->th == th[i]);
 			if (!gen) {
 				first[i] = w;
@@ -160,15 +161,15 @@ static void test_slots_shared_bucket(void **state)
 		}
 	}
 	/* one more: it takes the slot asked for longest ago, th[1]'s (th[0] asked again first) */
-	c->gen++;
-	walk_slot_of(c, th[0]);
-	c->gen++;
+	now++;
+	walk_slot_of(c, th[0], now);
+	now++;
 	for (int i = 2; i < SLOT_PROBES; i++)
-		walk_slot_of(c, th[i]);
-	struct walk_slot *w = walk_slot_of(c, th[SLOT_PROBES]);
+		walk_slot_of(c, th[i], now);
+	struct walk_slot *w = walk_slot_of(c, th[SLOT_PROBES], now);
 	assert_ptr_equal(w, first[1]);
 	assert_true(w->th == th[SLOT_PROBES] && w->last_n == 0);
-	assert_int_equal(walk_slot_of(c, th[0])->last_n, 1);
+	assert_int_equal(walk_slot_of(c, th[0], now)->last_n, 1);
 	for (int i = 0; i < CACHE_SLOTS; i++)
 		walk_slot_forget(&c->slot[i]);
 	free(c);
