@@ -255,39 +255,31 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 	    (t->label_envs || (!ruby_target_add_cache(t, label_envs_free) && (t->label_envs = calloc(1, sizeof(*t->label_envs))))))
 		e = &t->label_envs->e[(slot * 0x9e3779b97f4a7c15ULL) >> 58 & (ENV_SEEN - 1)];
 	uint64_t env = 0, head[RHASH_HEAD / 8], size = 0;
-	int have_env = 0;
-	int st_size = e && (e->head[L->rbasic_flags / 8] & (uint64_t)L->rhash_st_flag);
-	if (e && e->slot == slot && e->gc == cx->gc && e->label) {
-		struct mem_iov iov[3];
-		int k = 0;
-		if (word_copied(cx, slot, &env))
-			have_env = 1;
-		else
-			iov[k++] = (struct mem_iov){ slot, &env, 8 };
+	int have_env = word_copied(cx, slot, &env);
+	if (e && e->slot == slot && e->gc == cx->gc && e->label && (!have_env || env == e->env)) {
 		/* The walker's read of the GVL holder's env, which a capture drained at this tick told unchanged
 		   moments ago (its stack as the walker reads it stands for its time off its CPU only, if for
 		   any): as told then. (The capture's frames come first; the walker's count says no GC since.) */
-		if (have_env && env == e->env && cx->by == 1 && e->told == t->samples)
+		if (have_env && cx->by == 1 && e->told == t->samples)
 			return e->label;
-		if (!have_env || env == e->env) {
-			iov[k++] = (struct mem_iov){ e->env, head, sizeof(head) };
-			if (st_size)
-				iov[k++] = (struct mem_iov){ e->table + (uint64_t)L->st_num_entries, &size, 8 };
-			if (t->mem.readv(&t->mem, iov, k) == 0) {
-				have_env = 1;
-				if (env == e->env && !memcmp(head, e->head, sizeof(head)) && (!st_size || size == e->size)) {
-					if (cx->by == 2)
-						e->told = t->samples + 1;
-					return e->label;
-				}
-				if (env != e->env)
-					memset(head, 0, sizeof(head));
-			} else {
-				have_env = 0;
+		int st_size = !!(e->head[L->rbasic_flags / 8] & (uint64_t)L->rhash_st_flag);
+		struct mem_iov iov[3];
+		int k = 0;
+		if (!have_env)
+			iov[k++] = (struct mem_iov){ slot, &env, 8 };
+		iov[k++] = (struct mem_iov){ e->env, head, sizeof(head) };
+		if (st_size)
+			iov[k++] = (struct mem_iov){ e->table + (uint64_t)L->st_num_entries, &size, 8 };
+		if (t->mem.readv(&t->mem, iov, k) == 0) {
+			have_env = 1;
+			if (env == e->env && !memcmp(head, e->head, sizeof(head)) && (!st_size || size == e->size)) {
+				if (cx->by == 2)
+					e->told = t->samples + 1;
+				return e->label;
 			}
 		}
 	}
-	if (!have_env && !word_copied(cx, slot, &env) && mem_read_u64(&t->mem, slot, &env))
+	if (!have_env && mem_read_u64(&t->mem, slot, &env))
 		return 0;
 	if (!ruby_is_heap(t, env) || mem_read(&t->mem, env, head, sizeof(head)))
 		return 0;
