@@ -34,20 +34,29 @@ else
 	route_cpu() { ruby -rjson -e 'h = Hash.new(0.0); Dir[ARGV[0] + ".[0-9]*"].each { |f| JSON.parse(File.read(f)).each { |k, v| h[k] += v } }; puts JSON.generate(h)' "${1:-$stats}"; }
 	# 8 s at 500 Hz of two workers: some 8,000 labelled samples, a share's noise about 0.6 pp. (--mode cpu, not checked
 	# here: 0.5 pp off the same CPU time in one run by hand; 1-2.8 pp before the env cache.)
-	route_cpu >"$work/cpu0.json"
-	"$RBSCOPE" record -p $rmaster -s -r 500 -d 8 -o "$work/labels.pb.gz" --raw "$work/labels.raw" 2>"$work/labels.err"
-	rc=$?
-	route_cpu >"$work/cpu1.json"
-	go tool pprof -tags "$work/labels.pb.gz" >"$work/tags.txt" 2>/dev/null
+	# record_routes PID STATS NAME: 8 s at 500 Hz of PID's workers ($work/NAME.pb.gz and .raw; $rc: its exit status),
+	# and the shares of the seconds recorded in $work/NAME-shares.json: the app's CPU time per route ("cpu", in % of
+	# its total; none if it measured none) and the profile's endpoint labels ("tags", in %, as go tool pprof says)
+	record_routes() {
+		route_cpu "$2" >"$work/$3-cpu0.json"
+		"$RBSCOPE" record -p "$1" -s -r 500 -d 8 -o "$work/$3.pb.gz" --raw "$work/$3.raw" 2>"$work/$3.err"
+		rc=$?
+		route_cpu "$2" >"$work/$3-cpu1.json"
+		go tool pprof -tags "$work/$3.pb.gz" >"$work/$3-tags.txt" 2>/dev/null
+		ruby -rjson -e '
+			a = JSON.parse(File.read(ARGV[0])); b = JSON.parse(File.read(ARGV[1]))
+			cpu = b.to_h { |k, v| [k, v - a.fetch(k, 0.0)] }
+			total = cpu.values.sum
+			tags = File.read(ARGV[2])[/endpoint:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (.+)$/).to_h { |pct, k| [k.strip, pct.to_f] }
+			puts JSON.generate("cpu" => total > 0 ? cpu.transform_values { |v| 100 * v / total } : {}, "tags" => tags)' \
+			"$work/$3-cpu0.json" "$work/$3-cpu1.json" "$work/$3-tags.txt" >"$work/$3-shares.json" 2>/dev/null
+	}
+	record_routes $rmaster "$stats" labels
 	gap=$(ruby -rjson -e '
-		a = JSON.parse(File.read(ARGV[0])); b = JSON.parse(File.read(ARGV[1]))
-		cpu = b.to_h { |k, v| [k, v - a.fetch(k, 0.0)] }
-		total = cpu.values.sum
-		tags = File.read(ARGV[2])[/endpoint:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (.+)$/).to_h { |pct, k| [k.strip, pct.to_f] }
-		exit 1 if total <= 0 || tags.size != 3 || cpu.size != 3
-		puts cpu.map { |k, v| (100 * v / total - tags.fetch(k, -100)).abs }.max.round(2)' \
-		"$work/cpu0.json" "$work/cpu1.json" "$work/tags.txt" 2>/dev/null)
-	check "labels: puma cluster under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
+		s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
+		exit 1 if tags.size != 3 || cpu.size != 3
+		puts cpu.map { |k, v| (v - tags.fetch(k, -100)).abs }.max.round(2)' "$work/labels-shares.json" 2>/dev/null)
+	check "labels: puma cluster under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/labels-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
 		sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed -o "$work/plain.col" 2>/dev/null
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed --label-frames -o "$work/labelled.col" 2>/dev/null
@@ -97,25 +106,18 @@ else
 		serve_routes rails.ru $((port + 2)) "$rstats" rails /orders /orders/1 /admin/reports/heavy /orders/2
 		railsm=$app_pid railsw=$wrk_pid
 		sleep 2 # (the first requests of each action warm it)
-		route_cpu "$rstats" >"$work/rcpu0.json"
-		"$RBSCOPE" record -p $railsm -s -r 500 -d 8 -o "$work/rails.pb.gz" --raw "$work/rails.raw" 2>"$work/rails.err"
-		rc=$?
-		route_cpu "$rstats" >"$work/rcpu1.json"
-		go tool pprof -tags "$work/rails.pb.gz" >"$work/rails-tags.txt" 2>/dev/null
+		record_routes $railsm "$rstats" rails
 		res=$(ruby -rjson -e '
-			a = JSON.parse(File.read(ARGV[0])); b = JSON.parse(File.read(ARGV[1]))
-			cpu = b.to_h { |k, v| [k, v - a.fetch(k, 0.0)] }
-			total = cpu.values.sum
-			tags = File.read(ARGV[2])[/endpoint:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (.+)$/).to_h { |pct, k| [k.strip, pct.to_f] }
+			s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
 			path = { "OrdersController#index" => "GET /orders", "OrdersController#show" => "GET /orders/:id",
 				 "Admin::ReportsController#heavy" => "GET /admin/reports/heavy" }
 			stray = tags.keys - path.keys - path.values
-			gaps = path.map { |act, pth| (100 * cpu.fetch(act, 0.0) / total - tags.fetch(act, 0.0) - tags.fetch(pth, 0.0)).abs }
+			gaps = path.map { |act, pth| (cpu.fetch(act, 0.0) - tags.fetch(act, 0.0) - tags.fetch(pth, 0.0)).abs }
 			own = path.map { |act, pth| tags.fetch(act, 0.0) / [tags.fetch(act, 0.0) + tags.fetch(pth, 0.0), 1e-9].max }
-			ok = total > 0 && cpu.keys.sort == path.keys.sort && stray.empty? && gaps.max <= 2 && own.min >= 0.5
-			each = path.keys.map { |act| "#{act} #{(100 * cpu.fetch(act, 0.0) / total).round(1)}% / #{(tags.fetch(act, 0.0) + tags.fetch(path[act], 0.0)).round(1)}%" }.join(", ")
+			ok = cpu.keys.sort == path.keys.sort && stray.empty? && gaps.max <= 2 && own.min >= 0.5
+			each = path.keys.map { |act| "#{act} #{cpu.fetch(act, 0.0).round(1)}% / #{(tags.fetch(act, 0.0) + tags.fetch(path[act], 0.0)).round(1)}%" }.join(", ")
 			puts "#{ok ? 0 : 1} largest gap #{gaps.max.round(2)} pp (CPU / labels: #{each}), the action its own label in #{(100 * own.min).round}%+ of its samples#{stray.empty? ? "" : ", other labels: #{stray.join(", ")}"}"' \
-			"$work/rcpu0.json" "$work/rcpu1.json" "$work/rails-tags.txt" 2>&1 | tail -n 1)
+			"$work/rails-shares.json" 2>&1 | tail -n 1)
 		check "labels: rails under wrk: each action's share of the endpoint labels (Controller#action once routed, its path before) within 2 pp of its share of the CPU time the app measures (${res#? })" \
 			sh -c "test $rc = 0 && test '${res%% *}' = 0"
 		# (a sample in a request: under RouteCpu#call; labelled: a label frame right under the process's root)
