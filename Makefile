@@ -13,7 +13,7 @@ LDLIBS = -lbpf -ldw -lelf -lz -lm -pthread
 LIB_SRC := $(wildcard src/lib/*.c src/proc/*.c src/elf/*.c src/ruby/*.c src/ruby/layouts/*.c \
 	src/profile/*.c src/output/*.c src/alloc/*.c src/serve/*.c src/heap/*.c src/agent/*.c src/inject/*.c)
 CMD_SRC := $(wildcard src/builtin/*.c) src/rbscope.c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/ruby/capture_obj.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/ruby/capture_obj.o $(BUILD)/src/inject/agents_obj.o
 CMD_OBJ := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -21,6 +21,14 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # The integration tests run without this make's flags in their environment: they build the gem
 # with `gem install`, whose make must not take an ASan build's CFLAGS.
 TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SUITE="$(SUITE)" RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext)
+
+# One self-contained binary for any x86-64 Linux (`make static`): glibc, libbpf, libdw, libelf, zlib, liblzma and
+# libbz2 linked in from their Debian -dev packages' archives; src/static/nodl.c keeps libdw from loading libdebuginfod.
+# It carries the agent for every Ruby ABI scripts/agents --debian builds (Debian's 2.7, 3.1, 3.3 and 3.4, each in a
+# chroot of its release), which --inject places in a process that has no gem.
+STATIC_LDLIBS = -lbpf -ldw -lelf -lz -llzma -lbz2 -lm -pthread
+STATIC_BIN := $(BUILD)/static/rbscope
+AGENT_FILES = $(EXT_DEPS) lib/rbscope.rb $(wildcard lib/rbscope/*.rb) scripts/agents
 
 # The gem's extension, built with mkmf for the host's Ruby; tests load it with -I lib -I $(BUILD)/ext.
 EXT_DEPS := $(wildcard ext/rbscope/*.c ext/rbscope/*.h) ext/rbscope/extconf.rb src/agent/proto.c src/agent/proto.h \
@@ -33,7 +41,7 @@ BOOT_CFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protec
 	-fno-unwind-tables -fno-jump-tables -fno-reorder-blocks-and-partition -fno-reorder-functions -fcf-protection=none \
 	-std=c11 -Wall -Wextra
 
-.PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores
+.PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores static
 all: build-deps $(BUILD)/rbscope $(EXT_SO)
 
 # Install missing Debian packages (a no-op when all are there). RBSCOPE_NO_DEPS=1 skips it.
@@ -46,6 +54,13 @@ deps:
 
 $(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+static: $(STATIC_BIN)
+$(STATIC_BIN): $(filter-out %/agents_obj.o,$(LIB_OBJ)) $(CMD_OBJ) $(BUILD)/static/agents_obj.o $(BUILD)/src/static/nodl.o
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) 2>$@.log || { cat $@.log >&2; exit 1; }
+	@# glibc warns that getaddrinfo would load NSS modules: names in /etc/hosts and DNS resolve without them
+	@grep -v "getaddrinfo\|requires at runtime the shared libraries\|in function" $@.log >&2 || true
 
 $(EXT_SO): $(EXT_DEPS)
 	@mkdir -p $(BUILD)/ext/rbscope
@@ -79,6 +94,22 @@ $(BUILD)/capture.bpf.o: src/ruby/bpf/capture.bpf.c src/ruby/bpf/capture_rec.h
 $(BUILD)/src/ruby/capture_obj.o: src/ruby/capture_obj.S $(BUILD)/capture.bpf.o
 	@mkdir -p $(dir $@)
 	$(CC) -c -DCAPTURE_OBJ='"$(BUILD)/capture.bpf.o"' -o $@ $<
+
+# The agents --inject places where no gem is installed (src/inject/agents.c): none in the plain build (`make install`
+# puts them beside the binary instead), every Debian Ruby's in the static one.
+$(BUILD)/agents.bundle: scripts/agent-bundle
+	@mkdir -p $(BUILD)
+	scripts/agent-bundle "" $@
+$(BUILD)/static/agents.bundle: $(AGENT_FILES) scripts/agent-bundle
+	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps static
+	@mkdir -p $(BUILD)/static
+	scripts/agents --debian $(BUILD)/static/agents
+	scripts/agent-bundle $(BUILD)/static/agents $@
+$(BUILD)/src/inject/agents_obj.o: src/inject/agents_obj.S $(BUILD)/agents.bundle
+	@mkdir -p $(dir $@)
+	$(CC) -c -DAGENTS_BUNDLE='"$(BUILD)/agents.bundle"' -o $@ $<
+$(BUILD)/static/agents_obj.o: src/inject/agents_obj.S $(BUILD)/static/agents.bundle
+	$(CC) -c -DAGENTS_BUNDLE='"$(BUILD)/static/agents.bundle"' -o $@ $<
 
 $(BUILD)/syscall_names.h: scripts/syscall-names
 	@mkdir -p $(BUILD)
@@ -139,8 +170,12 @@ check-cores: all
 demo: deps all
 	@scripts/demo $(BUILD)/rbscope
 
+# With the agent for every Ruby on this machine scripts/agents can build one for (--inject's, where no gem is).
 install: all
 	install -D -m 0755 $(BUILD)/rbscope $(DESTDIR)$(PREFIX)/bin/rbscope
+	rm -rf $(BUILD)/agents && scripts/agents $(BUILD)/agents
+	rm -rf $(DESTDIR)$(PREFIX)/lib/rbscope/agents && install -d $(DESTDIR)$(PREFIX)/lib/rbscope
+	cp -r $(BUILD)/agents $(DESTDIR)$(PREFIX)/lib/rbscope/agents
 	install -d $(DESTDIR)$(PREFIX)/share/rbscope/tracers
 	install -m 0644 tracers/*.tracer $(DESTDIR)$(PREFIX)/share/rbscope/tracers/
 	install -m 0644 lib/rbscope/preload.rb $(DESTDIR)$(PREFIX)/share/rbscope/preload.rb

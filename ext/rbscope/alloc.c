@@ -1,6 +1,7 @@
 /* alloc.c: `rbscope record --mode alloc`: allocations sampled at random by count, each with its stack, class and size, written to a shared ring. */
 #include "agent.h"
 #include "ring.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <math.h>
@@ -556,9 +557,9 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	unsigned long long interval = 0, buffer = 4u << 20;
 	const char *s = strstr(settings, "interval=");
 	if (s)
-		interval = strtoull(s + 9, NULL, 10);
+		interval = agent_decimal(s + 9, NULL);
 	if ((s = strstr(settings, "buffer=")))
-		buffer = strtoull(s + 7, NULL, 10);
+		buffer = agent_decimal(s + 7, NULL);
 	int follow = strstr(settings, "live=1") != NULL;
 	if (!interval || interval > (1ULL << 40) || buffer < 65536 || buffer > (1ULL << 30) || (buffer & (buffer - 1))) {
 		*err = rb_sprintf("bad allocation settings '%s'", settings);

@@ -70,9 +70,9 @@ static void remove_stale(const char *dir)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		if (pid <= 0 || strcmp(end, ".sock"))
+		const char *end;
+		uint64_t pid = agent_decimal(e->d_name, &end);
+		if (!pid || pid > INT32_MAX || strcmp(end, ".sock"))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;

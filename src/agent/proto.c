@@ -149,3 +149,15 @@ int agent_socket_path(char *buf, size_t cap, const char *dir, pid_t pid)
 	int n = snprintf(buf, cap, "%s/%d.sock", dir, (int)pid);
 	return n < 0 || (size_t)n >= cap ? -1 : n;
 }
+
+uint64_t agent_decimal(const char *s, const char **end)
+{
+	uint64_t v = 0;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+	}
+	if (end)
+		*end = s;
+	return v;
+}

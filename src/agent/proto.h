@@ -64,4 +64,12 @@ int agent_dir(char *buf, size_t cap, const char *runtime_dir, uid_t uid);
 /* dir/PID.sock. The length, or -1 if too long for a Unix socket. */
 int agent_socket_path(char *buf, size_t cap, const char *dir, pid_t pid);
 
+/*
+ * The decimal number s starts with (0 when it starts with no digit; UINT64_MAX
+ * past it), *end (when not NULL) just after its digits. The agent's own strtoull:
+ * a C library's strtoul family is versioned anew by C23 (glibc 2.38), which would
+ * keep an agent built there out of every Ruby on an older one.
+ */
+uint64_t agent_decimal(const char *s, const char **end);
+
 #endif

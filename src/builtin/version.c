@@ -1,8 +1,9 @@
-/* version.c: `rbscope version`, rbscope's version and the Rubies whose layouts it has. */
+/* version.c: `rbscope version`, rbscope's version, the Rubies whose layouts it has and the agents it carries. */
 #include <stdio.h>
 
 #include "../builtin.h"
 #include "../lib/err.h"
+#include "../inject/agents.h"
 #include "../lib/opt.h"
 #include "../ruby/layout.h"
 
@@ -10,7 +11,7 @@ int cmd_version(int argc, char **argv)
 {
 	int first, code;
 	const struct opt opts[] = { OPT_END() };
-	const struct opt_cmd cmd = { .usage = "rbscope version", .about = "Print rbscope's version and the Rubies it reads.",
+	const struct opt_cmd cmd = { .usage = "rbscope version", .about = "Print rbscope's version, the Rubies it reads and the agents it carries.",
 				     .opts = opts };
 	if (argc && builtin_parse(&cmd, argc, argv, &first, &code))
 		return code;
@@ -24,5 +25,9 @@ int cmd_version(int argc, char **argv)
 			snprintf(range, sizeof(range), "%d.%d.%d", r->major, r->minor, r->first);
 		printf("  %-15s table from %-6s %s\n", range, r->layout->version, r->source);
 	}
+	char agents[256];
+	agents_list(agents, sizeof(agents));
+	printf("Agents for --inject where a process has no rbscope gem: %s\n",
+	       *agents ? agents : "none (make install, or make static, adds them)");
 	return EXIT_OK;
 }

@@ -28,6 +28,7 @@
 #include "../proc/task.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
+#include "agents.h"
 #include "boot.h"
 #include "boot_blob.h"
 
@@ -252,11 +253,24 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 			if (!gem_in(t->root, dir, api, &g) && (!a->lib[0] || version_cmp(g.version, a->version) > 0))
 				*a = g;
 		}
-		if (!a->lib[0])
-			return fail(msg, cap, ERR_INJECT,
-				    "no rbscope gem installed for Ruby %d.%d in process %d's gem directories "
-				    "(gem install rbscope with that Ruby, or give --agent DIR)",
-				    major, minor, (int)t->pid);
+		if (!a->lib[0]) {
+			/* no gem: the agent rbscope carries for this Ruby, placed in the target's filesystem */
+			char mm[16], carried[256];
+			pathf(mm, sizeof(mm), "%d.%d", major, minor);
+			int rc = agents_place(t, mm, a->lib, sizeof(a->lib), msg, cap);
+			if (rc && rc != -ENOENT)
+				return rc;
+			if (rc) {
+				agents_list(carried, sizeof(carried));
+				return fail(msg, cap, ERR_INJECT,
+					    "no rbscope gem installed for Ruby %d.%d in process %d's gem directories, and "
+					    "rbscope carries no agent for it (%s%s; gem install rbscope with that Ruby, or "
+					    "give --agent DIR)",
+					    major, minor, (int)t->pid, *carried ? "it has: " : "none", carried);
+			}
+			pathf(a->so, sizeof(a->so), "%s%s/rbscope/rbscope.so", t->root, a->lib);
+			pathf(a->version, sizeof(a->version), "%s", RBSCOPE_VERSION);
+		}
 	}
 	char rb[PATH_MAX + 32];
 	pathf(rb, sizeof(rb), "%s/rbscope/inject.rb", a->lib);

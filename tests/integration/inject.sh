@@ -6,12 +6,20 @@ it=$top/tests/integration/ruby/inject-target.rb
 agent_dirs="$top/lib:$ext"
 
 # start_target NAME MODE [CHROOT]: inject-target.rb, fed from a fifo on fd 10+; sets tpid and tfifo. Outside a
-# chroot, under $target_ruby if set.
+# chroot, under $target_ruby if set. With hide_gems=1, in a mount namespace of its own where its Ruby's gem
+# directory (/var/lib/gems) is an empty tmpfs: a process with no gem installed, as rbscope sees it too.
 start_target() {
 	local name=$1 mode=$2 root=${3:-}
+	local hide="{ [ ! -d ${root%/}/var/lib/gems ] || mount -t tmpfs none ${root%/}/var/lib/gems; } && exec \"\$0\" \"\$@\""
 	tfifo=$work/$name.in
 	rm -f "$tfifo" && mkfifo "$tfifo"
-	if [ -z "$root" ]; then
+	if [ "${hide_gems:-}" = 1 ] && { [ -z "$root" ] || [ "$root" = / ]; }; then
+		unshare -m --propagation private sh -c "$hide" "${target_ruby:-ruby}" "$it" "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
+	elif [ "${hide_gems:-}" = 1 ]; then
+		cp "$it" "$root/tmp/rbscope-it/"
+		unshare -m --propagation private sh -c "$hide" chroot "$root" ruby /tmp/rbscope-it/inject-target.rb "$mode" \
+			<"$tfifo" >"$work/$name.out" 2>&1 &
+	elif [ -z "$root" ] || [ "$root" = / ]; then
 		"${target_ruby:-ruby}" "$it" "$mode" <"$tfifo" >"$work/$name.out" 2>&1 &
 	else
 		cp "$it" "$root/tmp/rbscope-it/"
@@ -407,4 +415,38 @@ if srb=$("$top/scripts/static-ruby" ruby 2>"$work/static.err"); then
 	fi
 else
 	skipped "inject: static ruby: none could be built here ($(head -n 1 "$work/static.err"))"
+fi
+
+# `make install` alone: the agent for every Ruby here (scripts/agents: the host's, and those of the chroots) beside
+# the binary, placed by --inject in a process that has no gem, each Ruby in its own release's world; where a gem is
+# installed, the gem is what loads.
+inst=$work/inst
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s RBSCOPE_NO_DEPS=1 install DESTDIR="$inst" PREFIX=/usr/local \
+	>"$work/install.log" 2>&1; then
+	irb=$inst/usr/local/bin/rbscope
+	check "make install: rbscope version lists the agents it installed ($("$irb" version | tail -n 1))" \
+		sh -c "'$irb' version | tail -n 1 | grep -q ': 2.7 3.1 3.3 3.4\$'"
+	for ver in $RUBIES; do
+		root=/
+		[ $ver = 3.1 ] || root=$("$top/scripts/ruby-chroot" $ver 2>/dev/null) || { skipped "inject: make install, ruby $ver: no chroot"; continue; }
+		name=inst${ver%%.*}${ver##*.}
+		hide_gems=1 start_target $name busy "$root" || { not_ok "inject: make install, ruby $ver: the target did not start"; continue; }
+		"$irb" backtraces -p $tpid --inject >"$work/inj.bt" 2>"$work/inj.err"
+		rc=$?
+		check "inject: busy ruby $ver with no gem, after make install alone: the agent it carries is placed in the process's /tmp, loads and answers ($(tail -n 1 "$work/inj.err"))" \
+			sh -c "test $rc = 0 && grep -q '\"locker\"' '$work/inj.bt' && grep -q '/tmp/rbscope-agent-$ver-[0-9a-f]*/rbscope/rbscope.so\$' /proc/$tpid/maps"
+		footprint_ok $name "ruby $ver, the agent make install carries"
+		feed $name
+		target_ok $name "ruby $ver, the agent make install carries"
+		# the gem installed for it, where there is one (the chroots': agent.sh and the loop above), still wins
+		ls -d "${root%/}"/var/lib/gems/$ver.0/gems/rbscope-* >/dev/null 2>&1 || continue
+		start_target ${name}gem busy "$root" || continue
+		"$irb" backtraces -p $tpid --inject >"$work/inj.bt" 2>"$work/inj.err"
+		rc=$?
+		check "inject: busy ruby $ver with its gem installed, after make install: the gem loads, not the agent rbscope carries ($(tail -n 1 "$work/inj.err"))" \
+			sh -c "test $rc = 0 && grep -q '/gems/.*/rbscope.so\$' /proc/$tpid/maps && ! grep -q rbscope-agent- /proc/$tpid/maps"
+		feed ${name}gem
+	done
+else
+	not_ok "make install: fails ($(tail -c 300 "$work/install.log"))"
 fi
