@@ -92,6 +92,10 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 		       ractor, tid, ruby_thread_state_name(th->state), syscall_text(th, call, sizeof(call)), th->kstate);
 		if (th->unreadable)
 			printf("    (its frames read as zeros: %s)\n", t->core ? "the core does not hold them" : "unreadable");
+		if (th->unstarted)
+			printf("    (not started yet: no frames)\n");
+		else if (!th->nframes && !th->unreadable)
+			printf("    (no Ruby frames)\n");
 		if (s->at) {
 			struct ruby_locals l;
 			int err = ruby_fiber_locals(t, th->th, &l);
@@ -209,7 +213,7 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 			ruby_locals_free(&l);
 			printf(",");
 		}
-		printf("%s\"frames\":[", th->unreadable ? "\"unreadable\":true," : "");
+		printf("%s%s\"frames\":[", th->unreadable ? "\"unreadable\":true," : "", th->unstarted ? "\"unstarted\":true," : "");
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
 			printf("%s{\"name\":", j ? "," : "");

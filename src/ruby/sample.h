@@ -49,6 +49,7 @@ struct ruby_thread_sample {
 	uint32_t ractor;    /* the id of its Ractor (Ractor#inspect's), 0 for the main Ractor's threads */
 	uint32_t ractor_name; /* strtab id of that Ractor's name, 0 if none */
 	int unreadable;     /* it has frames, but they read as zeros (a core that left them out) */
+	int unstarted;      /* created, not yet run: no VM stack, no frames (Thread#backtrace says []) */
 	int salvaged, unchanged; /* its read, as struct ruby_sample counts them */
 	uint32_t label;     /* WALK_LABELS: strtab id of the request it serves (ruby_request_label), 0 if none */
 	int nframes;

@@ -115,6 +115,7 @@ struct thread_read {
 	int nframes;
 	int retried, salvaged, unchanged;
 	int unreadable; /* every control frame read as zeros */
+	int unstarted;  /* no VM stack yet: a thread created and not yet run (no frames) */
 	const unsigned char *vs; /* the value stack [vs_lo, vs_hi) read with the frames (a full read's; else NULL) */
 	uint64_t vs_lo, vs_hi;
 };

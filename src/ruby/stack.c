@@ -27,7 +27,11 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 	*vlo = *vhi - w->stack > VS_MAX ? *vhi - VS_MAX : w->stack;
 }
 
-/* Learn (or re-learn) the ec's stack bounds and innermost frame: one small read. */
+/*
+ * Learn (or re-learn) the ec's stack bounds and innermost frame: one small
+ * read. 0; 1 when the ec has no VM stack yet (a thread created and not yet
+ * run: it gets one when it first holds the GVL); or an error.
+ */
 static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 {
 	const struct ruby_layout *L = t->L;
@@ -38,6 +42,8 @@ static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 	uint64_t stack = e[L->ec_vm_stack / 8], size = e[L->ec_vm_stack_size / 8];
 	w->ec = ec;
 	w->stack = w->end = 0;
+	if (!stack && !size)
+		return 1;
 	if (!stack || !size || size > (64u << 20) || stack + size * 8 < stack)
 		return ERR_TORN; /* a fiber being set up or torn down */
 	w->stack = stack;
@@ -323,7 +329,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 {
 	const struct ruby_layout *L = t->L;
 	int err;
-	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = 0;
+	r->nframes = r->retried = r->salvaged = r->unreadable = r->unchanged = r->unstarted = 0;
 	r->vs = NULL;
 	int extra_done = 0;
 	if (!r->no_quiet && quiet_read(t, c, w, th, have_th, r, &extra_done))
@@ -358,7 +364,11 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 			r->retried++;
 		}
 		if (!with_stack || ec != w->ec) {
-			if ((err = learn_ec(t, w, ec)))
+			if ((err = learn_ec(t, w, ec)) == 1) {
+				r->unstarted = 1; /* no frames: none to read */
+				return 0;
+			}
+			if (err)
 				return err == -EFAULT || err == ERR_TORN ? ERR_TORN : err;
 			continue;
 		}

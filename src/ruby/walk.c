@@ -92,6 +92,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->frames = s->frames + s->nframes_total;
 	ts->nframes = r->nframes;
 	ts->unreadable = r->unreadable;
+	ts->unstarted = r->unstarted;
 	ts->label = 0;
 	if (flags & WALK_LABELS) { /* (a quiet read's frames are its last full read's: so is the request) */
 		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1, 0, 0 };

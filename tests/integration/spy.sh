@@ -72,6 +72,21 @@ for ver in $RUBIES $RUBIES_STATIC; do
 done
 static_ruby=
 
+# A thread created while main holds the GVL in one long C call (unstarted.rb): it has never run. It is shown, with
+# no frames (2.7 and 3.1: no VM stack yet, "not started yet"), and not read again and again as if it were moving.
+for ver in $RUBIES; do
+	start_ruby "$ver" "$top/tests/integration/ruby/unstarted.rb" || { skipped "ruby $ver: unstarted: cannot start it"; continue; }
+	"$RBSCOPE" snapshot -p "$pid" >"$work/unstarted.txt" 2>&1
+	"$RBSCOPE" snapshot --json -p "$pid" >"$work/unstarted.json" 2>&1
+	grep -q '^digits' "$work/ruby-$ver.out" && early=" (too late: the C call had returned)" || early=""
+	want='no Ruby frames'
+	case $ver in 2.7 | 3.1) want='not started yet: no frames' ;; esac
+	check "ruby $ver: a thread that has not run yet is shown with no frames, '$want', not as changing too fast$early ($(sed -n '/^Thread 2/,$p' "$work/unstarted.txt" | tr '\n' ' ' | cut -c1-160))" \
+		sh -c "test -z '$early' && sed -n '/^Thread 2/,\$p' '$work/unstarted.txt' | grep -q '^    ($want)\$' && ! grep -q 'too fast' '$work/unstarted.txt' &&
+			ruby -rjson -e 'j = JSON.parse(File.read(ARGV[0])); t = j[\"threads\"][1]; exit(t[\"frames\"].empty? && (t[\"unstarted\"] == true) == (ARGV[1] != \"no Ruby frames\"))' '$work/unstarted.json' '$want'"
+	stop_ruby "$pid"
+done
+
 # Names under churn: methods returning and calling at the same depth between two reads.
 for ver in $(rubies_except 2.7); do
 	if ! start_ruby "$ver" "$top/tests/integration/ruby/names.rb"; then
