@@ -29,20 +29,22 @@ static void plan(const struct walk_slot *w, uint64_t csz, uint64_t *flo, uint64_
 
 /*
  * Learn (or re-learn) the ec's stack bounds and innermost frame: one small
- * read. 0; 1 when the ec has no VM stack yet (a thread created and not yet
- * run: it gets one when it first holds the GVL); or an error.
+ * read. 0; 1 when the ec has no VM stack yet but is its thread's (a thread
+ * created and not yet run: it gets one when it first holds the GVL; an ec
+ * freed and zeroed under the read has no thread either: torn); or an error.
  */
 static int learn_ec(struct ruby_target *t, struct walk_slot *w, uint64_t ec)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t e[3];
-	int err = mem_read(&t->mem, ec, e, sizeof(e));
+	uint64_t e[8];
+	int owner = L->ec_thread_ptr > 0 && L->ec_thread_ptr % 8 == 0 && L->ec_thread_ptr < (int)sizeof(e);
+	int err = mem_read(&t->mem, ec, e, owner ? (size_t)L->ec_thread_ptr + 8 : 3 * 8);
 	if (err)
 		return err;
 	uint64_t stack = e[L->ec_vm_stack / 8], size = e[L->ec_vm_stack_size / 8];
 	w->ec = ec;
 	w->stack = w->end = 0;
-	if (!stack && !size)
+	if (!stack && !size && owner && e[L->ec_thread_ptr / 8] == w->th)
 		return 1;
 	if (!stack || !size || size > (64u << 20) || stack + size * 8 < stack)
 		return ERR_TORN; /* a fiber being set up or torn down */
