@@ -23,7 +23,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_ENV = env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SUITE="$(SUITE)" RBSCOPE=$(abspath $(BUILD)/rbscope) RBSCOPE_EXT=$(abspath $(BUILD)/ext)
 
 # One self-contained binary for any x86-64 Linux (`make static`): glibc, libbpf, libdw, libelf, zlib, liblzma and
-# libbz2 linked in from their Debian -dev packages' archives; src/static/nodl.c keeps libdw from loading libdebuginfod.
+# libbz2 linked in from their Debian -dev packages' archives; src/static/glibc.c keeps it from loading shared libraries.
 # It carries the agent for every Ruby ABI scripts/agents --debian builds (Debian's 2.7, 3.1, 3.3 and 3.4, each in a
 # chroot of its release), which --inject places in a process that has no gem.
 STATIC_LDLIBS = -lbpf -ldw -lelf -lz -llzma -lbz2 -lm -pthread
@@ -41,7 +41,7 @@ BOOT_CFLAGS := -O2 -fPIC -ffreestanding -fno-builtin -nostdlib -fno-stack-protec
 	-fno-unwind-tables -fno-jump-tables -fno-reorder-blocks-and-partition -fno-reorder-functions -fcf-protection=none \
 	-std=c11 -Wall -Wextra
 
-.PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores static
+.PHONY: all build-deps deps test unit integration asan fuzz bench demo install gem clean check-cores static deb
 all: build-deps $(BUILD)/rbscope $(EXT_SO)
 
 # Install missing Debian packages (a no-op when all are there). RBSCOPE_NO_DEPS=1 skips it.
@@ -56,11 +56,17 @@ $(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
 	$(CC) $(CFLAGS) $(WARN_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 static: $(STATIC_BIN)
-$(STATIC_BIN): $(filter-out %/agents_obj.o,$(LIB_OBJ)) $(CMD_OBJ) $(BUILD)/static/agents_obj.o $(BUILD)/src/static/nodl.o
+$(STATIC_BIN): $(filter-out %/agents_obj.o,$(LIB_OBJ)) $(CMD_OBJ) $(BUILD)/static/agents_obj.o $(BUILD)/src/static/glibc.o
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) 2>$@.log || { cat $@.log >&2; exit 1; }
 	@# glibc warns that getaddrinfo would load NSS modules: names in /etc/hosts and DNS resolve without them
 	@grep -v "getaddrinfo\|requires at runtime the shared libraries\|in function" $@.log >&2 || true
+
+# The Debian package: the static binary, the manual pages, the tracers (scripts/deb).
+DEB := $(BUILD)/rbscope_$(VERSION)_amd64.deb
+deb: $(DEB)
+$(DEB): $(STATIC_BIN) $(wildcard docs/man/*.1 tracers/*.tracer) lib/rbscope/preload.rb LICENSE scripts/deb
+	scripts/deb $(STATIC_BIN) $(VERSION) $@
 
 $(EXT_SO): $(EXT_DEPS)
 	@mkdir -p $(BUILD)/ext/rbscope
@@ -179,6 +185,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/share/rbscope/tracers
 	install -m 0644 tracers/*.tracer $(DESTDIR)$(PREFIX)/share/rbscope/tracers/
 	install -m 0644 lib/rbscope/preload.rb $(DESTDIR)$(PREFIX)/share/rbscope/preload.rb
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf build

@@ -7,8 +7,8 @@ def static_spin(n)
   s
 end
 q = Queue.new
-Thread.new { Thread.current.name = "parked"; q.pop }
-Thread.new { Thread.current.name = "ticker"; loop { sleep 0.05 } }
+Thread.new { q.pop }.name = "parked" # (named from main: a thread not yet run has its name too)
+Thread.new { loop { sleep 0.05 } }.name = "ticker"
 $stdout.puts "ready"
 $stdout.flush
 loop { static_spin(20_000) }
