@@ -58,6 +58,9 @@ $(BUILD)/rbscope: $(LIB_OBJ) $(CMD_OBJ)
 static: $(STATIC_BIN)
 $(STATIC_BIN): $(filter-out %/agents_obj.o,$(LIB_OBJ)) $(CMD_OBJ) $(BUILD)/static/agents_obj.o $(BUILD)/src/static/glibc.o
 	@mkdir -p $(dir $@)
+	@for a in libbpf.a libdw.a libelf.a libz.a liblzma.a libbz2.a libc.a; do \
+		[ "$$($(CC) -print-file-name=$$a)" != $$a ] || { echo "make static: no $$a: it links the static archives of" \
+		"libbpf-dev libdw-dev libelf-dev zlib1g-dev liblzma-dev libbz2-dev libc6-dev (scripts/deps static installs them)" >&2; exit 1; }; done
 	$(CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(STATIC_LDLIBS) 2>$@.log || { cat $@.log >&2; exit 1; }
 	@# glibc warns that getaddrinfo would load NSS modules: names in /etc/hosts and DNS resolve without them
 	@grep -v "getaddrinfo\|requires at runtime the shared libraries\|in function" $@.log >&2 || true
@@ -106,11 +109,13 @@ $(BUILD)/src/ruby/capture_obj.o: src/ruby/capture_obj.S $(BUILD)/capture.bpf.o
 $(BUILD)/agents.bundle: scripts/agent-bundle
 	@mkdir -p $(BUILD)
 	scripts/agent-bundle "" $@
-$(BUILD)/static/agents.bundle: $(AGENT_FILES) scripts/agent-bundle
+$(BUILD)/agents/.built: $(AGENT_FILES)
+	rm -rf $(BUILD)/agents && scripts/agents $(BUILD)/agents && touch $@
+$(BUILD)/static/agents.bundle: $(BUILD)/agents/.built scripts/agent-bundle
 	@[ -n "$(RBSCOPE_NO_DEPS)" ] || scripts/deps static
 	@mkdir -p $(BUILD)/static
-	scripts/agents --debian $(BUILD)/static/agents
-	scripts/agent-bundle $(BUILD)/static/agents $@
+	scripts/agents --debian $(BUILD)/agents
+	scripts/agent-bundle $(BUILD)/agents $@
 $(BUILD)/src/inject/agents_obj.o: src/inject/agents_obj.S $(BUILD)/agents.bundle
 	@mkdir -p $(dir $@)
 	$(CC) -c -DAGENTS_BUNDLE='"$(BUILD)/agents.bundle"' -o $@ $<
@@ -177,11 +182,10 @@ demo: deps all
 	@scripts/demo $(BUILD)/rbscope
 
 # With the agent for every Ruby on this machine scripts/agents can build one for (--inject's, where no gem is).
-install: all
+install: all $(BUILD)/agents/.built
 	install -D -m 0755 $(BUILD)/rbscope $(DESTDIR)$(PREFIX)/bin/rbscope
-	rm -rf $(BUILD)/agents && scripts/agents $(BUILD)/agents
-	rm -rf $(DESTDIR)$(PREFIX)/lib/rbscope/agents && install -d $(DESTDIR)$(PREFIX)/lib/rbscope
-	cp -r $(BUILD)/agents $(DESTDIR)$(PREFIX)/lib/rbscope/agents
+	rm -rf $(DESTDIR)$(PREFIX)/lib/rbscope/agents && install -d $(DESTDIR)$(PREFIX)/lib/rbscope/agents
+	cp -r $(BUILD)/agents/[0-9]* $(DESTDIR)$(PREFIX)/lib/rbscope/agents/
 	install -d $(DESTDIR)$(PREFIX)/share/rbscope/tracers
 	install -m 0644 tracers/*.tracer $(DESTDIR)$(PREFIX)/share/rbscope/tracers/
 	install -m 0644 lib/rbscope/preload.rb $(DESTDIR)$(PREFIX)/share/rbscope/preload.rb
