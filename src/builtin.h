@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "lib/opt.h"
+#include "ruby/label.h"
 
 /*
  * To add a subcommand: write builtin/<name>.c with cmd_<name>(argc, argv),
@@ -78,6 +79,12 @@ void builtin_hint_children(int pid, const char *remedy);
 	OPT_FLAG(0, "label-frames", &output_options.label_frames, \
 		 "the request each sample's thread served (a Sinatra route, a Rails action) as a\n" \
 		 "frame over its Ruby frames in every format (pprof has it as a label anyway)")
+/* --label NAME=EXPR, repeatable, into a struct builtin_labels (builtin_opt_label) */
+#define BUILTIN_OPT_LABEL(v) \
+	OPT_CALL(0, "label", (v), "NAME=EXPR", \
+		 "also label each sample with a value read from its thread (repeatable, up to 4):\n" \
+		 "a local variable (order_id), an instance variable of self (@tenant) or a\n" \
+		 "fiber-local (Thread.current[:request_id]); pprof has it as label NAME", builtin_opt_label)
 #define BUILTIN_OPT_FLAME \
 	OPT_CALL(0, "flame-min-width", NULL, "F", "leave out frames narrower than F of all samples (default 0.0001)", \
 		 builtin_opt_min_width), \
@@ -92,6 +99,12 @@ extern const char *const builtin_modes[];
 /* -f FORMAT into *(const struct output_format **)data; --flame-min-width F into output_options */
 int builtin_opt_format(struct opt_parser *p, void *data, const char *arg);
 int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg);
+/* --label's, parsed (ruby/label.h's struct user_label) */
+struct builtin_labels {
+	struct user_label v[USER_LABELS_MAX];
+	int n;
+};
+int builtin_opt_label(struct opt_parser *p, void *data, const char *arg);
 
 /* Output choices shared by record and report (builtin/outfile.c). */
 struct output_format;

@@ -12,6 +12,21 @@
 #include "../lib/err.h"
 #include "../output/output.h"
 
+int builtin_opt_label(struct opt_parser *p, void *data, const char *arg)
+{
+	struct builtin_labels *l = data;
+	char why[200];
+	if (l->n == USER_LABELS_MAX)
+		return opt_fail(p, "at most %d --label", USER_LABELS_MAX);
+	if (ruby_user_label_parse(arg, &l->v[l->n], why, sizeof(why)))
+		return opt_fail(p, "%s", why);
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].key, l->v[l->n].key))
+			return opt_fail(p, "--label %s: two labels named %s", arg, l->v[i].key);
+	l->n++;
+	return 0;
+}
+
 int builtin_opt_min_width(struct opt_parser *p, void *data, const char *arg)
 {
 	char *end;

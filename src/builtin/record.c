@@ -27,6 +27,7 @@ struct record_opts {
 	const struct output_format *format;
 	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf, no_labels;
 	int alloc_interval, by_bytes;
+	struct builtin_labels labels;
 	char **command;
 };
 
@@ -54,6 +55,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_STRING(0, "raw", &o->raw, "FILE", "also write every sample with its time and thread, for `rbscope report`"),
 		OPT_FLAG(0, "threads", &o->threads, "add a root frame per thread"),
 		BUILTIN_OPT_LABEL_FRAMES,
+		BUILTIN_OPT_LABEL(&o->labels),
 		OPT_FLAG(0, "no-labels", &o->no_labels,
 			 "do not tell the request each thread serves (a Sinatra route, a Rails action)"),
 		OPT_FLAG('s', "subprocesses", &o->subprocesses,
@@ -307,7 +309,7 @@ int cmd_record(int argc, char **argv)
 			.scope = o.subprocesses ? PROCS_DESCENDANTS : PROCS_GIVEN,
 			.attach = &builtin_attach_opts,
 			.sampler = { .mode = o.mode, .threads_root = o.threads, .syscalls = o.syscalls, .native = o.native,
-				     .no_labels = o.no_labels },
+				     .no_labels = o.no_labels, .labels = o.labels.v, .nlabels = o.labels.n },
 			.process_frames = o.subprocesses,
 			.blocking = o.blocking,
 			.followed = isatty(2) ? say_followed : NULL,

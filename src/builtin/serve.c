@@ -22,6 +22,7 @@ struct serve_args {
 	pid_t pids[MAX_PIDS];
 	int npids, all;
 	double rate, push_seconds, duration, census_seconds;
+	struct builtin_labels labels;
 };
 
 static int parse_pid(struct opt_parser *p, void *data, const char *arg)
@@ -62,6 +63,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
 			    "count each process's heap objects from outside every SECS seconds, for\n"
 			    "/metrics (rbscope_ruby_heap_objects by type; default: never: a census of a\n"
 			    "1 GB heap takes about a second, the process's threads slowed meanwhile)"),
+		BUILTIN_OPT_LABEL(&a->labels),
 		OPT_STRING(0, "service", &a->service, "NAME",
 			   "the service name profiles carry (default: each process's OTEL_SERVICE_NAME\n"
 			   "or PYROSCOPE_APPLICATION_NAME, else its command)"),
@@ -150,6 +152,8 @@ int cmd_serve(int argc, char **argv)
 	o.census_seconds = a.census_seconds;
 	o.service = a.service;
 	o.duration = a.duration;
+	o.labels = a.labels.v;
+	o.nlabels = a.labels.n;
 	o.attach = &builtin_attach_opts;
 	o.stop = &builtin_stop;
 	if (a.push && !strncmp(a.push, "https://", 8))

@@ -113,7 +113,7 @@ void output_frame_label_fit(const struct profile *p, uint32_t frame, size_t widt
 {
 	const struct profile_frame *f = &p->frames[frame];
 	const char *name = strtab_get(&p->strs, f->name), *path = strtab_get(&p->strs, f->path);
-	if (f->kind == PROFILE_FRAME_THREAD || f->kind == PROFILE_FRAME_TRUNCATED || !*path) {
+	if (f->kind == PROFILE_FRAME_THREAD || f->kind == PROFILE_FRAME_TRUNCATED || f->kind == PROFILE_FRAME_LABEL || !*path) {
 		snprintf(out, cap, "%s", name);
 		return;
 	}
@@ -138,7 +138,7 @@ void output_frame_label(const struct profile *p, uint32_t frame, int with_line, 
 {
 	const struct profile_frame *f = &p->frames[frame];
 	const char *name = strtab_get(&p->strs, f->name), *path = strtab_get(&p->strs, f->path);
-	if (f->kind == PROFILE_FRAME_THREAD || f->kind == PROFILE_FRAME_TRUNCATED || !*path)
+	if (f->kind == PROFILE_FRAME_THREAD || f->kind == PROFILE_FRAME_TRUNCATED || f->kind == PROFILE_FRAME_LABEL || !*path)
 		snprintf(out, cap, "%s", name);
 	else if (with_line && f->line > 0)
 		snprintf(out, cap, "%s (%s:%d)", name, path, f->line);

@@ -402,6 +402,21 @@ static void put_label(struct pprof *pp, uint32_t key, uint32_t str, int64_t num)
 	pb_message(&pp->msg, SAMPLE_LABEL, &pp->sub);
 }
 
+/* The string table index of a --label frame's value: its name ("key=value") past its path ("key") and '='. */
+static uint32_t label_value(struct pprof *pp, uint32_t frame)
+{
+	uint64_t key = 1ULL << 32 | frame, *hit = map_get(&pp->str_index, key); /* (above every strtab id) */
+	if (hit)
+		return (uint32_t)*hit;
+	const struct profile_frame *f = &pp->p->frames[frame];
+	const char *name = strtab_get(&pp->p->strs, f->name);
+	size_t k = strlen(strtab_get(&pp->p->strs, f->path));
+	uint32_t i = str_add(pp, strlen(name) > k && name[k] == '=' ? name + k + 1 : name);
+	if (map_put(&pp->str_index, key, i))
+		pp->msg.err = -ENOMEM;
+	return i;
+}
+
 /* Thread tid's process labels (asked once per thread), or NULL. */
 static const struct label_set *labels_of(struct pprof *pp, int32_t tid)
 {
@@ -504,6 +519,10 @@ static void put_sample(struct pprof *pp, const struct agg *a, int labels)
 	int64_t label = profile_stack_label(p, a->stack);
 	if (label >= 0)
 		put_label(pp, pp->s_endpoint, str_of(pp, p->frames[label].name), 0);
+	uint32_t user[8];
+	int nuser = profile_stack_user_labels(p, a->stack, user, 8);
+	for (int k = 0; k < nuser; k++) /* --label's: its name the key, the frame's "name=value" after the name the value */
+		put_label(pp, str_of(pp, p->frames[user[k]].path), label_value(pp, user[k]), 0);
 	gz_message(&pp->gz, PPROF_SAMPLE, &pp->msg);
 }
 

@@ -502,10 +502,26 @@ void profile_drop_samples(struct profile *p, uint64_t n)
 int64_t profile_stack_label(const struct profile *p, uint32_t stack)
 {
 	const struct profile_stack *s = &p->stacks[stack];
-	for (uint32_t j = 0; j < s->len; j++) /* (next to its roots: a few steps) */
-		if (p->frames[p->pool[s->start + j]].kind == PROFILE_FRAME_LABEL)
+	for (uint32_t j = 0; j < s->len; j++) { /* (next to its roots: a few steps) */
+		const struct profile_frame *f = &p->frames[p->pool[s->start + j]];
+		if (f->kind == PROFILE_FRAME_LABEL && !*strtab_get(&p->strs, f->path))
 			return p->pool[s->start + j];
+	}
 	return -1;
+}
+
+int profile_stack_user_labels(const struct profile *p, uint32_t stack, uint32_t *out, int max)
+{
+	const struct profile_stack *s = &p->stacks[stack];
+	int n = 0;
+	for (uint32_t j = 0; j < s->len && n < max; j++) {
+		const struct profile_frame *f = &p->frames[p->pool[s->start + j]];
+		if (f->kind == PROFILE_FRAME_LABEL && *strtab_get(&p->strs, f->path))
+			out[n++] = p->pool[s->start + j];
+		else if (f->kind != PROFILE_FRAME_LABEL && f->kind != PROFILE_FRAME_THREAD)
+			break; /* (label frames sit over the roots, under the Ruby frames) */
+	}
+	return n;
 }
 
 int profile_has_labels(const struct profile *p)

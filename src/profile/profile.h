@@ -19,8 +19,9 @@ enum profile_frame_kind {
 	PROFILE_FRAME_STATE = 5,     /* the thread's state over its stack: "(waiting for GVL)", "(blocked: read)"... */
 	PROFILE_FRAME_NATIVE = 6,    /* --native: a native function over the C method that called it; path is its file */
 	PROFILE_FRAME_CLASS = 7,     /* an allocation profile's leaf: the class of the objects allocated ("String") */
-	PROFILE_FRAME_LABEL = 8,     /* the request a sample's thread served ("GET /orders/:id"), over its Ruby frames:
-				        pprof writes it as a label, the others leave it out (profile_without_labels) */
+	PROFILE_FRAME_LABEL = 8,     /* the request a sample's thread served ("GET /orders/:id"), over its Ruby frames;
+				        a --label's value ("tenant=acme", its path the name "tenant") beside it: pprof
+				        writes them as labels, the others leave them out (profile_without_labels) */
 	PROFILE_FRAME_THREAD = 16,   /* --threads and --subprocesses roots */
 };
 /*
@@ -185,8 +186,13 @@ uint64_t profile_total(const struct profile *p);
 uint64_t profile_total_weight(const struct profile *p);
 /* Add src's stacks and their counts to dst (frames interned by their text), and its threads' states; samples not copied. */
 int profile_merge(struct profile *dst, const struct profile *src);
-/* The label frame (PROFILE_FRAME_LABEL) of stack, or -1 when it has none. */
+/* The request's label frame (PROFILE_FRAME_LABEL with no path) of stack, or -1 when it has none. */
 int64_t profile_stack_label(const struct profile *p, uint32_t stack);
+/*
+ * The --label frames of stack (PROFILE_FRAME_LABEL whose path is the label's
+ * name, named "name=value"): up to max ids into out, their count.
+ */
+int profile_stack_user_labels(const struct profile *p, uint32_t stack, uint32_t *out, int max);
 /* Does a stack of p hold a label frame (PROFILE_FRAME_LABEL)? */
 int profile_has_labels(const struct profile *p);
 /*

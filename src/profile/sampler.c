@@ -24,13 +24,17 @@ int sampler_init(struct sampler *s, struct ruby_target *t, struct profile *p, co
 	s->profile = p;
 	s->cfg = *cfg;
 	s->process_frame = -1;
+	if (t) {
+		t->user_labels = cfg->no_labels ? NULL : cfg->labels;
+		t->nuser_labels = cfg->no_labels ? 0 : cfg->nlabels;
+	}
 	map_init(&s->frame_cache);
 	map_init(&s->threads_seen);
 	map_init(&s->mn_keys);
 	map_init(&s->state_frames);
 	map_init(&s->cpu_index);
 	s->sample = malloc(sizeof(*s->sample));
-	s->stack_buf = malloc((WALK_MAX_FRAMES + 5) * sizeof(*s->stack_buf));
+	s->stack_buf = malloc((WALK_MAX_FRAMES + 5 + USER_LABELS_MAX) * sizeof(*s->stack_buf));
 	return s->sample && s->stack_buf ? 0 : -ENOMEM;
 }
 
@@ -309,6 +313,13 @@ static int64_t thread_stack(struct sampler *s, const struct ruby_thread_sample *
 	}
 	if (th->label) { /* the request it serves, over its Ruby frames */
 		struct ruby_frame lf = { th->label, 0, 0, PROFILE_FRAME_LABEL };
+		int64_t id = profile_frame_of(s, &lf);
+		if (id < 0)
+			return (int)id;
+		s->stack_buf[n++] = (uint32_t)id;
+	}
+	for (int k = 0; k < th->nulabels && k < USER_LABELS_MAX; k++) { /* --label's: "key=value", its key the path */
+		struct ruby_frame lf = { th->ulabels[k].text, th->ulabels[k].key, 0, PROFILE_FRAME_LABEL };
 		int64_t id = profile_frame_of(s, &lf);
 		if (id < 0)
 			return (int)id;

@@ -52,6 +52,8 @@ struct sampler_config {
 	int syscalls;     /* --syscalls: name the system call of each blocked thread */
 	int native;       /* --native: native frames over the C method that called them */
 	int no_labels;    /* --no-labels: no frame of the request a thread serves (ruby_request_label) */
+	const struct user_label *labels; /* --label's (label.h): a frame of each value found, beside the request's */
+	int nlabels;
 	/* --mode cpu: a thread's samples are its CPU time by the kernel's account, one per period_ns (the
 	   rate's period; 0: the time between ticks), each with its stack at the tick after that time ran. */
 	uint64_t period_ns;

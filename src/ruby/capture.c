@@ -266,8 +266,9 @@ static int on_rec(void *ctx, void *data, size_t size)
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
 	};
 	if (c->labels) { /* (the GC's count as the frames were taken: a Rack env's label known unchanged while it is) */
-		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2, r->env_at, r->env };
+		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2, r->env_at, r->env, r->label_at, r->label };
 		ts.label = ruby_request_label(c->t, c->frames, c->at, k, &cx);
+		ts.nulabels = c->t->nuser_labels ? ruby_user_labels(c->t, ts.th, c->frames, c->at, k, &cx, ts.ulabels) : 0;
 	}
 	if (c->native && f->ring) {
 		uint64_t regs[17];
@@ -286,12 +287,21 @@ static int on_rec(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* t->env_iseq_seen: the program takes the env parameter of iseq's frames, below bytes under their ep. */
-static void env_iseq_seen(void *ctx, uint64_t iseq, uint64_t below)
+/*
+ * t->env_iseq_seen: the program takes the env parameter (local 0) or
+ * --label's local (1) of iseq's frames, below bytes under their ep: one half
+ * of the map's value each (capture_rec.h).
+ */
+static void env_iseq_seen(void *ctx, uint64_t iseq, uint64_t below, int local)
 {
 	struct ruby_capture *c = ctx;
 	uint32_t zero = 0;
-	if (bpf_map_update_elem(c->env_fd, &iseq, &below, BPF_ANY)) /* (full: those frames' envs are read later) */
+	uint64_t v = 0;
+	if (below > UINT32_MAX)
+		return;
+	bpf_map_lookup_elem(c->env_fd, &iseq, &v); /* (none yet: 0) */
+	v = local ? (v & UINT32_MAX) | below << 32 : (v & ~(uint64_t)UINT32_MAX) | below;
+	if (bpf_map_update_elem(c->env_fd, &iseq, &v, BPF_ANY)) /* (full: those frames' words are read later) */
 		return;
 	if (!c->conf.envs) { /* (until then the program looks no frame up) */
 		c->conf.envs = 1;

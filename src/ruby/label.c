@@ -8,7 +8,9 @@
 
 #include "../lib/err.h"
 #include "frames.h"
+#include "locals.h"
 #include "object.h"
+#include "value.h"
 
 /*
  * t->labels: a frame name's strtab id -> what it says (kind | label << 8);
@@ -64,7 +66,7 @@ static int env_param(struct ruby_target *t, uint64_t iseq, uint32_t *size)
 	if (hit) {
 		*size = (uint32_t)(*hit >> 2);
 		if ((*hit & 1) && !(*hit & 2) && t->env_iseq_seen) { /* (found before there was a capture to tell) */
-			t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)*size + 2) * 8);
+			t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)*size + 2) * 8, 0);
 			*hit |= 2;
 		}
 		return (int)(*hit & 1);
@@ -81,7 +83,7 @@ static int env_param(struct ruby_target *t, uint64_t iseq, uint32_t *size)
 	found = name && !strcmp(strtab_get(&t->strs, name), "env");
 	int told = found && t->env_iseq_seen;
 	if (told)
-		t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)n + 2) * 8);
+		t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)n + 2) * 8, 0);
 	map_put(&t->labels, iseq | ISEQ_KEY, (uint64_t)n << 2 | (uint64_t)told << 1 | (uint64_t)found);
 	*size = n;
 	return found;
@@ -361,4 +363,222 @@ uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *fram
 		if (frames[k].kind == FRAME_RUBY || frames[k].kind == FRAME_WAIT)
 			action = frames[k].name;
 	return action;
+}
+
+/* Is s a name Ruby could give a local variable (or, after its @, an instance variable)? */
+static int ruby_identifier(const char *s)
+{
+	if (!*s || !(*s == '_' || islower((unsigned char)*s) || isupper((unsigned char)*s) || (unsigned char)*s >= 0x80))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80))
+			return 0;
+	return 1;
+}
+
+int ruby_user_label_parse(const char *spec, struct user_label *out, char *msg, size_t cap)
+{
+	memset(out, 0, sizeof(*out));
+	const char *eq = strchr(spec, '='), *expr = eq ? eq + 1 : spec;
+	size_t klen = eq ? (size_t)(eq - spec) : 0;
+	char var[80];
+	static const char tc[] = "Thread.current[:";
+	if (!strncmp(expr, tc, sizeof(tc) - 1)) {
+		const char *k = expr + sizeof(tc) - 1, *end = strchr(k, ']');
+		if (!end || end[1] || end == k || (size_t)(end - k) >= sizeof(out->var)) {
+			snprintf(msg, cap, "--label '%s': a fiber-local reads Thread.current[:key]", spec);
+			return ERR_USAGE;
+		}
+		out->kind = USER_LABEL_FIBER;
+		snprintf(out->var, sizeof(out->var), "%.*s", (int)(end - k), k);
+		snprintf(var, sizeof(var), "%s", out->var);
+	} else {
+		out->kind = *expr == '@' ? USER_LABEL_IVAR : USER_LABEL_LOCAL;
+		if (strlen(expr) >= sizeof(out->var) || !ruby_identifier(expr + (*expr == '@')) ||
+		    (*expr != '@' && isupper((unsigned char)*expr))) {
+			snprintf(msg, cap, "--label '%s': EXPR is a local variable's name, @name or Thread.current[:key]",
+				 spec);
+			return ERR_USAGE;
+		}
+		snprintf(out->var, sizeof(out->var), "%s", expr);
+		snprintf(var, sizeof(var), "%s", expr + (*expr == '@'));
+	}
+	if (eq && !klen) {
+		snprintf(msg, cap, "--label '%s': NAME is empty (NAME=EXPR, or EXPR alone: named after its variable)", spec);
+		return ERR_USAGE;
+	}
+	if (!klen) { /* named after its variable */
+		snprintf(out->key, sizeof(out->key), "%.*s", (int)(sizeof(out->key) - 1), var);
+		klen = strlen(out->key);
+	} else if (klen >= sizeof(out->key)) {
+		snprintf(msg, cap, "--label '%s': NAME is at most %zu bytes", spec, sizeof(out->key) - 1);
+		return ERR_USAGE;
+	} else {
+		snprintf(out->key, sizeof(out->key), "%.*s", (int)klen, spec);
+	}
+	for (const char *c = out->key; *c; c++)
+		if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '.' || *c == '-')) {
+			snprintf(msg, cap, "--label '%s': NAME has letters, digits, '_', '.' and '-' only", spec);
+			return ERR_USAGE;
+		}
+	if (!strcmp(out->key, "endpoint")) {
+		snprintf(msg, cap, "--label '%s': endpoint is the request's label: give another NAME", spec);
+		return ERR_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * Where the local variable of label k lives in an iseq's frames: cached in
+ * t->labels under the iseq's address | LOCAL_KEY | k << 56, as its local
+ * table's size << 32 | TOLD (the BPF capture was told to take it) | its
+ * index + 1, or NOT_THERE.
+ */
+#define LOCAL_KEY (1ULL << 61)
+#define NOT_THERE (1ULL << 31)
+#define TOLD (1ULL << 30)
+static int local_slot(struct ruby_target *t, uint64_t iseq, int k, const char *name, uint32_t *size, uint32_t *idx)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t key = iseq | LOCAL_KEY | (uint64_t)k << 56, *hit = map_get(&t->labels, key);
+	if (hit) {
+		*size = (uint32_t)(*hit >> 32);
+		*idx = (uint32_t)(*hit & (TOLD - 1)) - 1;
+		if (*hit != NOT_THERE && !(*hit & TOLD) && t->env_iseq_seen) { /* (a capture opened since) */
+			t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)*size - *idx + 2) * 8, 1);
+			*hit |= TOLD;
+		}
+		return *hit != NOT_THERE;
+	}
+	uint64_t body, table;
+	uint32_t n = 0;
+	if (L->body_local_table < 0 || L->body_local_table_size < 0 ||
+	    mem_read_u64(&t->mem, iseq + (uint64_t)L->iseq_body, &body) ||
+	    mem_read_u64(&t->mem, body + (uint64_t)L->body_local_table, &table) ||
+	    mem_read_u32(&t->mem, body + (uint64_t)L->body_local_table_size, &n) || n > 65536 || (n && !table))
+		return 0; /* (unread: asked again) */
+	uint64_t ids[256];
+	uint64_t found = NOT_THERE;
+	for (uint32_t i = 0; i < n && found == NOT_THERE; i += 256) {
+		uint32_t m = n - i < 256 ? n - i : 256;
+		if (mem_read(&t->mem, table + (uint64_t)i * 8, ids, (size_t)m * 8))
+			return 0;
+		for (uint32_t j = 0; j < m; j++) {
+			uint32_t id = ids[j] ? ruby_id_name(t, ids[j]) : 0;
+			if (id && !strcmp(strtab_get(&t->strs, id), name)) {
+				found = (uint64_t)n << 32 | (i + j + 1);
+				break;
+			}
+		}
+	}
+	*size = (uint32_t)(found >> 32);
+	*idx = (uint32_t)found - 1;
+	if (found != NOT_THERE && t->env_iseq_seen) {
+		/* the capture takes the variable's word as it samples, as it takes a Rack env (one a sample: the
+		   innermost frame's it was told of) */
+		t->env_iseq_seen(t->env_iseq_ctx, iseq, ((uint64_t)*size - *idx + 2) * 8, 1);
+		found |= TOLD;
+	}
+	map_put(&t->labels, key, found);
+	return found != NOT_THERE;
+}
+
+/* The value of the instance variable named name (with its @) of the object v, if it has one. */
+static int ivar_of(struct ruby_target *t, uint64_t v, const char *name, uint64_t *value)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t hdr[2];
+	if (!ruby_is_heap(t, v) || mem_read(&t->mem, v, hdr, sizeof(hdr)))
+		return 0;
+	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8];
+	if ((int)(flags & (uint64_t)L->t_mask) != L->t_object || !klass)
+		return 0;
+	struct ruby_ivar iv[64];
+	int total = 0, n = ruby_object_ivars(t, v, flags, klass, iv, 64, &total);
+	for (int i = 0; i < n; i++) {
+		uint32_t id = ruby_id_name(t, iv[i].id);
+		if (id && !strcmp(strtab_get(&t->strs, id), name)) {
+			*value = iv[i].value;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The value of the fiber-local key of the fiber th runs, if it has one. */
+static int fiber_local(struct ruby_target *t, uint64_t th, const char *key, char *text, size_t cap)
+{
+	struct ruby_locals l;
+	if (ruby_fiber_locals(t, th, &l))
+		return 0;
+	int found = 0;
+	for (int i = 0; i < l.n && !found; i++)
+		if (!strcmp(strtab_get(&t->strs, l.v[i].name), key)) {
+			const struct ruby_shown *v = &l.v[i].value;
+			size_t len = strlen(v->text);
+			/* a String's own bytes, as ruby_value_label gives them: inspect's quotes off */
+			if (v->encoding && len >= 2 && v->text[0] == '"' && v->text[len - 1] == '"')
+				snprintf(text, cap, "%.*s", (int)(len - 2), v->text + 1);
+			else
+				snprintf(text, cap, "%s", v->text[0] == ':' ? v->text + 1 : v->text);
+			found = 1;
+		}
+	ruby_locals_free(&l);
+	return found;
+}
+
+/* The word at addr: as the capture took it, from the walker's copy of the value stack, or read now. */
+static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx *cx, uint64_t *w)
+{
+	if (cx && cx->word_at && cx->word_at == addr) {
+		*w = cx->word;
+		return 1;
+	}
+	if (cx && cx->local_at && cx->local_at == addr) {
+		*w = cx->local;
+		return 1;
+	}
+	if (cx && cx->vs && addr >= cx->vs_lo && addr + 8 <= cx->vs_hi) {
+		memcpy(w, cx->vs + (addr - cx->vs_lo), 8);
+		return 1;
+	}
+	return !mem_read_u64(&t->mem, addr, w);
+}
+
+int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame *frames,
+		     const struct ruby_frame_at *at, int n, const struct label_ctx *cx, struct ruby_label_value *out)
+{
+	int found = 0;
+	for (int k = 0; k < t->nuser_labels && k < USER_LABELS_MAX; k++) {
+		const struct user_label *u = &t->user_labels[k];
+		char text[USER_LABEL_TEXT + 1] = "";
+		int have = 0;
+		uint64_t value = 0, self_seen = 0;
+		if (u->kind == USER_LABEL_FIBER) {
+			have = fiber_local(t, th, u->var, text, sizeof(text));
+		} else if (at) {
+			for (int i = 0; i < n && !have; i++) {
+				if (frames[i].kind != FRAME_RUBY && frames[i].kind != FRAME_CFUNC)
+					continue;
+				uint32_t size, idx;
+				if (u->kind == USER_LABEL_LOCAL && frames[i].kind == FRAME_RUBY && at[i].iseq && at[i].ep &&
+				    local_slot(t, at[i].iseq, k, u->var, &size, &idx))
+					have = word_at(t, at[i].ep - ((uint64_t)size - idx + 2) * 8, cx, &value);
+				else if (u->kind == USER_LABEL_IVAR && at[i].self && at[i].self != self_seen) {
+					self_seen = at[i].self; /* (a method's frames share their self: asked once) */
+					have = ivar_of(t, at[i].self, u->var, &value);
+				}
+			}
+			if (have)
+				ruby_value_label(t, value, text, sizeof(text));
+		}
+		if (!have)
+			continue;
+		char kv[sizeof(u->key) + USER_LABEL_TEXT + 2];
+		snprintf(kv, sizeof(kv), "%s=%s", u->key, text);
+		uint32_t tid = ruby_intern(t, kv), key = ruby_intern(t, u->key);
+		if (tid && key)
+			out[found++] = (struct ruby_label_value){ tid, key };
+	}
+	return found;
 }

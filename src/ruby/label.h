@@ -21,8 +21,9 @@ struct label_ctx {
 	/* the caller: 1 the walker (ruby_sample_take), 2 a capture of the GVL holder, drained before the
 	   walker's sample of the same tick (capture.h) */
 	int by;
-	/* a word taken with the frames (a capture's env parameter, target->env_iseq_seen): where, and its value */
-	uint64_t word_at, word;
+	/* words taken with the frames (a capture's env parameter, and --label's local; target->env_iseq_seen):
+	   where, and their values */
+	uint64_t word_at, word, local_at, local;
 };
 
 /*
@@ -53,5 +54,37 @@ struct label_ctx {
  */
 uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *frames, const struct ruby_frame_at *at,
 			    int n, const struct label_ctx *cx);
+
+/*
+ * --label NAME=EXPR: a value every sample of a thread carries beside the
+ * request, read from outside as the thread is read. EXPR is
+ * - a local variable's name (order_id): in the innermost Ruby frame that has
+ *   one of that name;
+ * - @name: the instance variable of the innermost frame's self that has it;
+ * - Thread.current[:key]: the fiber-local of the fiber the thread runs.
+ * Without NAME=, the name is the variable's ("@tenant" is tenant).
+ */
+enum user_label_kind { USER_LABEL_LOCAL = 1, USER_LABEL_IVAR = 2, USER_LABEL_FIBER = 3 };
+struct user_label {
+	char key[48]; /* NAME: letters, digits, _ . - (not endpoint, the request's) */
+	int kind;
+	char var[64]; /* the local's name, the instance variable's (with its @), the fiber-local's key (no colon) */
+};
+/* Parse one --label; 0, or ERR_USAGE with why in msg. */
+int ruby_user_label_parse(const char *spec, struct user_label *out, char *msg, size_t cap);
+
+/*
+ * The values of t->user_labels for a thread (th) sampled with n frames and
+ * where they live (at): into out, in their order, those found (a label whose
+ * variable no frame has is left out). Their count. Each value's text is
+ * ruby_value_label's, at most USER_LABEL_TEXT bytes. A local's word is the
+ * one cx has where it has it (the capture takes it as it samples, once told
+ * of its frames' iseq, as it takes a Rack env; the walker's copy of the value
+ * stack), else read now; an instance variable and a fiber-local are read
+ * now (a capture's: at the tick after it).
+ */
+#define USER_LABEL_TEXT 64
+int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame *frames,
+		     const struct ruby_frame_at *at, int n, const struct label_ctx *cx, struct ruby_label_value *out);
 
 #endif

@@ -33,6 +33,12 @@ enum thread_state {
 	THREAD_KILLED,
 };
 
+/* --label's values (label.h): at most this many a sample; each its frame's text ("key=value") and key, strtab ids. */
+#define USER_LABELS_MAX 4
+struct ruby_label_value {
+	uint32_t text, key;
+};
+
 struct ruby_thread_sample {
 	uint64_t th;
 	int32_t tid;        /* kernel thread id, 0 if unknown (or, shared, when it runs on none now) */
@@ -52,6 +58,8 @@ struct ruby_thread_sample {
 	int unstarted;      /* created, not yet run: no VM stack, no frames (Thread#backtrace says []) */
 	int salvaged, unchanged; /* its read, as struct ruby_sample counts them */
 	uint32_t label;     /* WALK_LABELS: strtab id of the request it serves (ruby_request_label), 0 if none */
+	int nulabels;       /* WALK_LABELS: --label's values found (ruby_user_labels) */
+	struct ruby_label_value ulabels[USER_LABELS_MAX];
 	int nframes;
 	struct ruby_frame *frames; /* innermost first, inside the sample's frame array */
 };

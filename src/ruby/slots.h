@@ -56,6 +56,8 @@ struct walk_slot {
 	int last_n, last_named, quiet;
 	int last_cap; /* frames last_cfps and last_frames have room for */
 	uint32_t label; /* WALK_LABELS: the request its last read in full served (a quiet read's frames are those) */
+	int nulabels;   /* and --label's values then */
+	struct ruby_label_value ulabels[USER_LABELS_MAX];
 	/* --native, on its CPU without the GVL: the native frames of its last kernel sample, and of which call */
 	struct native_frame *nat;
 	int nat_n;

@@ -14,6 +14,7 @@
 
 struct ruby_native_source;
 struct ruby_target;
+struct user_label;
 #define RUBY_TARGET_CACHES 4
 typedef void (*ruby_target_flush_fn)(struct ruby_target *t);
 
@@ -69,6 +70,8 @@ struct ruby_target {
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	uint64_t samples;                  /* samples ruby_sample_take has begun (a walker slot's age, a label's) */
 	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */
+	const struct user_label *user_labels; /* --label's (label.h), set by who samples: read with WALK_LABELS */
+	int nuser_labels;
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;
 	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */
@@ -77,8 +80,9 @@ struct ruby_target {
 	int (*holder_on_cpu)(void *ctx, uint64_t th);
 	void *holder_ctx;
 	/* Told of each method label.c finds a request's env in (its iseq, and the env parameter's bytes below its
-	   frame's ep), when set: the BPF capture takes that word as it samples (ruby_capture_open) */
-	void (*env_iseq_seen)(void *ctx, uint64_t iseq, uint64_t below);
+	   frame's ep; local 0), or --label's local (local 1), when set: the BPF capture takes that word as it
+	   samples (ruby_capture_open) */
+	void (*env_iseq_seen)(void *ctx, uint64_t iseq, uint64_t below, int local);
 	void *env_iseq_ctx;
 	uint64_t id_classpath, id_tmp_classpath, id_attached; /* learnt IDs, 0 until seen */
 	int verbose;

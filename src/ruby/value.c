@@ -534,3 +534,69 @@ void ruby_shown_free(struct ruby_shown *s)
 	free(s->text);
 	s->text = NULL;
 }
+
+int ruby_value_label(struct ruby_target *t, uint64_t v, char *text, size_t cap)
+{
+	const struct ruby_layout *L = t->L;
+	if (cap < 16)
+		return -EINVAL;
+	const char *imm = immediate_class(L, v);
+	if (imm && *imm == 'S') { /* a static Symbol: its bare name */
+		if (!symbol_name(t, v, text, cap)) {
+			snprintf(text, cap, "(unknown Symbol)");
+			return ERR_TORN;
+		}
+		return 0;
+	}
+	if (imm || !ruby_is_heap(t, v)) {
+		struct buf b = BUF_INIT(256);
+		struct ruby_shown shown = { 0 };
+		struct show sh = { t, &b, &shown };
+		show_value(&sh, v, 0);
+		snprintf(text, cap, "%.*s", (int)b.len, b.data ? b.data : "");
+		buf_free(&b);
+		return 0;
+	}
+	uint64_t hdr[2];
+	if (mem_read(&t->mem, v, hdr, sizeof(hdr))) {
+		snprintf(text, cap, "(unreadable)");
+		return ERR_TORN;
+	}
+	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8];
+	int type = (int)(flags & (uint64_t)L->t_mask);
+	if (type == L->t_string) {
+		uint64_t len;
+		int n = ruby_string_peek(t, v, text, cap, &len, NULL);
+		if (n < 0) {
+			snprintf(text, cap, "(unreadable String)");
+			return ERR_TORN;
+		}
+		size_t k = (size_t)n < cap ? (size_t)n : cap - 1;
+		if (k < len)
+			k = utf8_cut((const unsigned char *)text, k);
+		for (size_t i = 0; i < k; i++)
+			if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+				text[i] = '?';
+		text[k] = '\0';
+		return 0;
+	}
+	if (type == L->t_float || type == L->t_symbol) {
+		struct buf b = BUF_INIT(256);
+		struct ruby_shown shown = { 0 };
+		struct show sh = { t, &b, &shown };
+		show_value(&sh, v, 0);
+		snprintf(text, cap, "%.*s", (int)b.len, b.data ? b.data : "");
+		if (type == L->t_symbol && text[0] == ':') /* a Symbol's name, as for a static one */
+			memmove(text, text + 1, strlen(text));
+		buf_free(&b);
+		return shown.torn ? ERR_TORN : 0;
+	}
+	if (type == L->t_none || type == L->t_moved || type == L->t_zombie || !klass) {
+		snprintf(text, cap, "(not a value)");
+		return ERR_TORN;
+	}
+	uint64_t anon;
+	uint32_t cls = class_of(t, klass, type, &anon);
+	snprintf(text, cap, "#<%s>", cls ? strtab_get(&t->strs, cls) : "Class");
+	return 0;
+}

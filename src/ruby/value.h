@@ -29,6 +29,14 @@ struct ruby_shown {
 /* Show the value v (a VALUE of the target). 0, or -ENOMEM (out is then empty but valid). */
 int ruby_value_show(struct ruby_target *t, uint64_t v, struct ruby_shown *out);
 void ruby_shown_free(struct ruby_shown *s);
+/*
+ * A value as a label's text (--label): nil, true, false, an Integer, a
+ * Float and a Symbol's name as inspect writes them, a String's own bytes (up
+ * to cap - 1, cut on a character's boundary, control bytes as '?'), anything
+ * else #<Class>: never more than three small reads. 0, or ERR_TORN when the
+ * value does not read as what its header says (text then says so).
+ */
+int ruby_value_label(struct ruby_target *t, uint64_t v, char *text, size_t cap);
 /* The name of the encoding with index i in a String's flags ("UTF-8"; NULL if it is not one every Ruby has). */
 const char *ruby_encoding_name(const struct ruby_target *t, unsigned i);
 

@@ -95,8 +95,14 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->unstarted = r->unstarted;
 	ts->label = 0;
 	if (flags & WALK_LABELS) { /* (a quiet read's frames are its last full read's: so is the request) */
-		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1, 0, 0 };
+		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1, 0, 0, 0, 0 };
 		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes, &cx);
+		if (t->nuser_labels && !r->unchanged)
+			w->nulabels = ruby_user_labels(t, w->th, ts->frames, r->at, ts->nframes, &cx, w->ulabels);
+		if (t->nuser_labels) {
+			ts->nulabels = w->nulabels;
+			memcpy(ts->ulabels, w->ulabels, sizeof(ts->ulabels));
+		}
 	}
 	if (s->gc && ts->state == THREAD_RUNNING && s->nframes_total + (uint32_t)r->nframes < WALK_MAX_TOTAL) {
 		/* The thread collecting is the one holding the GVL: the GC over the frame that allocated. */

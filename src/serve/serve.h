@@ -24,6 +24,8 @@ struct serve_options {
 	double push_seconds;
 	double census_seconds; /* a census of each process's heap this often, for /metrics (0: none) */
 	double duration;      /* stop after this long (0: until a signal) */
+	const struct user_label *labels; /* --label's (ruby/label.h), each a pprof label of the samples it is found in */
+	int nlabels;
 	int verbose;
 	const struct ruby_attach_opts *attach;
 	volatile sig_atomic_t *stop; /* set by a signal handler to end serve_run() */

@@ -634,6 +634,7 @@ int serve_run(const struct serve_options *o, int listen_fd)
 			.attach = o->attach,
 			.skip_quiet = 1,
 			.tally = 1,
+			.sampler = { .labels = o->labels, .nlabels = o->nlabels },
 		},
 	};
 	int err = sampling_init(&s->sm, &so, NULL);

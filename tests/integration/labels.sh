@@ -2,6 +2,37 @@
 # each route's share of the profile's endpoint labels against the share of CPU time the app measures itself; the
 # label as a frame with --label-frames, none without; serve's pprof carries them (sourced by run).
 
+# --label on every Ruby: a request stuck in a read (stuck.rb), its query in a local, its tenant in an instance
+# variable, its id in a fiber-local: every sample of its thread carries the three, exactly, and the main thread's
+# none; pprof has them as labels. Bad --label: one line, exit 2.
+for ver in $RUBIES; do
+	start_ruby "$ver" "$top/tests/integration/ruby/stuck.rb" || { skipped "labels: --label, ruby $ver: cannot start it"; continue; }
+	"$RBSCOPE" record -p "$pid" -d 1 --label q=query --label @tenant --label 'rid=Thread.current[:request_id]' \
+		-f collapsed --label-frames -o "$work/ulabels.txt" 2>"$work/ulabels.err"
+	rc=$?
+	"$RBSCOPE" record -p "$pid" -d 1 --label q=query --label @tenant --label 'rid=Thread.current[:request_id]' \
+		-o "$work/ulabels.pb.gz" 2>/dev/null
+	stop_ruby "$pid"
+	want='q=SELECT \* FROM orders WHERE id = 42;tenant=acme;rid=req-42;'
+	stuck=$(awk '/Handler#handle/ { n += $NF } END { print n + 0 }' "$work/ulabels.txt")
+	labelled=$(awk -v w="^$want" '/Handler#handle/ && $0 ~ w { n += $NF } END { print n + 0 }' "$work/ulabels.txt")
+	check "labels: --label, ruby $ver: every sample of the stuck request carries its local, instance variable and fiber-local ($labelled of $stuck), the main thread's none" \
+		sh -c "test $rc = 0 && test $stuck -ge 20 && test $labelled = $stuck && ! grep -v 'Handler#handle' '$work/ulabels.txt' | grep -q '^q=\|^tenant=\|^rid='"
+	go tool pprof -tags "$work/ulabels.pb.gz" >"$work/ulabels-tags.txt" 2>/dev/null
+	check "labels: --label, ruby $ver: pprof has them as labels q, tenant and rid" \
+		sh -c "grep -A1 '^ *q:' '$work/ulabels-tags.txt' | grep -q 'SELECT \* FROM orders WHERE id = 42' &&
+			grep -A1 '^ *tenant:' '$work/ulabels-tags.txt' | grep -q ': acme\$' && grep -A1 '^ *rid:' '$work/ulabels-tags.txt' | grep -q ': req-42\$'"
+done
+for bad in 'x=1abc' 'endpoint=@x' 'n=Thread.current[x]' 'a b=@x' '=@'; do
+	"$RBSCOPE" record -p $$ -d 1 --label "$bad" -o "$work/bad.txt" 2>"$work/bad.err"
+	rc=$?
+	check "labels: --label '$bad' refused in one line, exit 2, nothing written ($(head -n 1 "$work/bad.err"))" \
+		sh -c "test $rc = 2 && grep -q -- '--label' '$work/bad.err' && test \$(grep -c . '$work/bad.err') -le 2 && ! test -e '$work/bad.txt'"
+done
+"$RBSCOPE" record -p $$ -d 1 --label a=@a --label b=@b --label c=@c --label d=@d --label e=@e -o "$work/bad.txt" 2>"$work/bad.err"
+rc=$?
+check "labels: a fifth --label refused, exit 2 ($(head -n 1 "$work/bad.err"))" sh -c "test $rc = 2 && grep -q 'at most 4' '$work/bad.err'"
+
 apps=$top/tests/integration/apps
 missing=""
 for cmd in puma wrk; do command -v $cmd >/dev/null || missing="$missing $cmd"; done
@@ -38,26 +69,39 @@ else
 	# and the shares of the seconds recorded in $work/NAME-shares.json: the app's CPU time per route ("cpu", in % of
 	# its total; none if it measured none) and the profile's endpoint labels ("tags", in %, as go tool pprof says)
 	record_routes() {
-		route_cpu "$2" >"$work/$3-cpu0.json"
-		"$RBSCOPE" record -p "$1" -s -r 500 -d 8 -o "$work/$3.pb.gz" --raw "$work/$3.raw" 2>"$work/$3.err"
+		local pid=$1 st=$2 name=$3
+		shift 3
+		route_cpu "$st" >"$work/$name-cpu0.json"
+		"$RBSCOPE" record -p "$pid" -s -r 500 -d 8 -o "$work/$name.pb.gz" --raw "$work/$name.raw" "$@" 2>"$work/$name.err"
 		rc=$?
-		route_cpu "$2" >"$work/$3-cpu1.json"
-		go tool pprof -tags "$work/$3.pb.gz" >"$work/$3-tags.txt" 2>/dev/null
+		route_cpu "$st" >"$work/$name-cpu1.json"
+		go tool pprof -tags "$work/$name.pb.gz" >"$work/$name-tags.txt" 2>/dev/null
 		ruby -rjson -e '
 			a = JSON.parse(File.read(ARGV[0])); b = JSON.parse(File.read(ARGV[1]))
 			cpu = b.to_h { |k, v| [k, v - a.fetch(k, 0.0)] }
 			total = cpu.values.sum
 			tags = File.read(ARGV[2])[/endpoint:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (.+)$/).to_h { |pct, k| [k.strip, pct.to_f] }
 			puts JSON.generate("cpu" => total > 0 ? cpu.transform_values { |v| 100 * v / total } : {}, "tags" => tags)' \
-			"$work/$3-cpu0.json" "$work/$3-cpu1.json" "$work/$3-tags.txt" >"$work/$3-shares.json" 2>/dev/null
+			"$work/$name-cpu0.json" "$work/$name-cpu1.json" "$work/$name-tags.txt" >"$work/$name-shares.json" 2>/dev/null
 	}
-	record_routes $rmaster "$stats" labels
+	# (and --label n=n: Busy.run's parameter, the route's cost; the BPF capture takes it as it samples)
+	record_routes $rmaster "$stats" labels --label n=n
 	gap=$(ruby -rjson -e '
 		s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
 		exit 1 if tags.size != 3 || cpu.size != 3
 		puts cpu.map { |k, v| (v - tags.fetch(k, -100)).abs }.max.round(2)' "$work/labels-shares.json" 2>/dev/null)
 	check "labels: puma cluster under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/labels-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
 		sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
+	ngap=$(ruby -rjson -e '
+		cpu = JSON.parse(File.read(ARGV[0]))["cpu"]
+		n = File.read(ARGV[1])[/^ *n:.*?(?:\n\n|\z)/m].to_s.scan(/\(\s*([\d.]+)%\): (\d+)$/).map { |pct, v| [v.to_i, pct.to_f] }
+		route = { 20_000 => "GET /light", 40_000 => "GET /medium/:id", 40_001 => "GET /medium/:id", 80_000 => "GET /heavy" }
+		exit 1 if n.empty? || n.any? { |v, _| !route[v] } || cpu.size != 3
+		by = Hash.new(0.0)
+		n.each { |v, pct| by[route[v]] += pct }
+		puts cpu.map { |k, v| (v - by[k]).abs }.max.round(2)' "$work/labels-shares.json" "$work/labels-tags.txt" 2>/dev/null)
+	check "labels: --label n=n (Busy.run'"'"'s parameter) in the same recording: each route's values together within 2 pp of its share of the app's CPU time (largest gap ${ngap:-none} pp; $(grep -A5 '^ *n:' "$work/labels-tags.txt" | tail -n 4 | tr -s ' ' | tr '\n' ';'))" \
+		sh -c "test -n '$ngap' && ruby -e 'exit($ngap <= 2 ? 0 : 1)'"
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed -o "$work/plain.col" 2>/dev/null
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed --label-frames -o "$work/labelled.col" 2>/dev/null
 	check "labels: --raw keeps them: report --label-frames has the route as a frame over the Ruby frames, without it none ($(grep -c ';GET /heavy;' "$work/labelled.col") stacks)" \

@@ -46,7 +46,8 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s static >"$work/stat
 			ls /usr/lib/x86_64-linux-gnu/libbpf.so* /usr/lib/x86_64-linux-gnu/libdw.so* >libs.out 2>&1
 			./rbscope snapshot -p $P >snap.out 2>&1; echo "exit $?" >>snap.out
 			./rbscope record -p $P -d 2 --mode cpu -f collapsed -o rec.out 2>rec.err; echo "exit $?" >>rec.err
-			./rbscope backtraces -p $P --inject >inj.out 2>&1; echo "exit $?" >>inj.out
+			./rbscope trace -p $P --inject -m "Object#static_spin(n)" -d 1 >trace.out 2>&1; echo "exit $?" >>trace.out
+			./rbscope backtraces -p $P >inj.out 2>&1; echo "exit $?" >>inj.out
 			grep rbscope /proc/$P/maps >maps.out' "$troot"
 		d=$root/tmp/rbscope-st
 		what="static binary in $([ $ver = 3.1 ] && echo "bullseye's chroot, ruby 3.1 on the host" || echo "ruby $ver's chroot")"
@@ -58,8 +59,10 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s static >"$work/stat
 		s=$(awk '/static_spin/ { n += $NF } END { print n + 0 }' "$d/rec.out" 2>/dev/null)
 		check "static: $what: record samples it, mostly in static_spin ($s of $n; $(head -n 1 "$d/rec.err"))" \
 			sh -c "grep -q '^exit 0' '$d/rec.err' && test $n -ge 40 && test \$(( $s * 10 )) -ge \$(( $n * 8 ))"
-		check "static: $what: --inject with no gem places the agent it carries, which loads and answers ($(grep -m1 'rbscope:' "$d/inj.out"))" \
-			sh -c "grep -q '^exit 0' '$d/inj.out' && grep -q 'static_spin' '$d/inj.out' && grep -q '/tmp/rbscope-agent-$ver-[0-9a-f]*/rbscope/rbscope.so' '$d/maps.out'"
+		check "static: $what: trace --inject with no gem places the agent it carries, which loads and traces ($(grep -m1 'rbscope:' "$d/trace.out"); $(grep -c '^Object#static_spin(n=20000) <' "$d/trace.out") calls)" \
+			sh -c "grep -q '^exit 0' '$d/trace.out' && grep -q '^Object#static_spin(n=20000) <0\.' '$d/trace.out' && grep -q '/tmp/rbscope-agent-$ver-[0-9a-f]*/rbscope/rbscope.so' '$d/maps.out'"
+		check "static: $what: backtraces through that agent" \
+			sh -c "grep -q '^exit 0' '$d/inj.out' && grep -q 'static_spin' '$d/inj.out' && grep -q '\"parked\"' '$d/inj.out'"
 	done
 else
 	not_ok "make static: fails ($(tail -c 300 "$work/static-build.log"))"

@@ -10,6 +10,7 @@
 
 #include "noise.h"
 
+#include "lib/err.h"
 #include "ruby/frames.h"
 #include "ruby/label.h"
 #include "ruby/layout.h"
@@ -155,12 +156,72 @@ static void test_random_memory(void **state)
 				if (ruby_fiber_locals(&t, BASE + ((uint64_t)rand() % SIZE & ~7ULL), &lv) == 0)
 					assert_true(lv.n <= LOCALS_MAX);
 				ruby_locals_free(&lv);
+				char text[USER_LABEL_TEXT + 1];
+				ruby_value_label(&t, w, text, sizeof(text));
+				assert_true(strlen(text) < sizeof(text));
 			}
+			/* --label's over the frames read: every kind, never a crash, at most one value each */
+			static const struct user_label ul[3] = { { "a", USER_LABEL_LOCAL, "x" }, { "b", USER_LABEL_IVAR, "@x" },
+								 { "c", USER_LABEL_FIBER, "x" } };
+			t.user_labels = ul;
+			t.nuser_labels = 3;
+			struct ruby_label_value out[USER_LABELS_MAX];
+			if (s->nthreads)
+				assert_true(ruby_user_labels(&t, s->threads[0].th, s->threads[0].frames, s->at,
+							     s->threads[0].nframes, NULL, out) <= 3);
 			ruby_target_detach(&t);
 		}
 	}
 	free(s->at);
 	free(s);
+	free(m);
+}
+
+/* --label NAME=EXPR parsed: its kinds, its name given or its variable's; refusals. A value's label text. */
+static void test_user_labels(void **state)
+{
+	(void)state;
+	struct user_label u;
+	char why[200];
+	assert_int_equal(ruby_user_label_parse("order=order_id", &u, why, sizeof(why)), 0);
+	assert_string_equal(u.key, "order");
+	assert_int_equal(u.kind, USER_LABEL_LOCAL);
+	assert_string_equal(u.var, "order_id");
+	assert_int_equal(ruby_user_label_parse("@tenant", &u, why, sizeof(why)), 0);
+	assert_string_equal(u.key, "tenant");
+	assert_int_equal(u.kind, USER_LABEL_IVAR);
+	assert_string_equal(u.var, "@tenant");
+	assert_int_equal(ruby_user_label_parse("rid=Thread.current[:request_id]", &u, why, sizeof(why)), 0);
+	assert_int_equal(u.kind, USER_LABEL_FIBER);
+	assert_string_equal(u.var, "request_id");
+	assert_string_equal(u.key, "rid");
+	static const char *const bad[] = { "x=1a", "x=Foo", "endpoint=@x", "=@x", "x=", "x y=@a", "x=Thread.current[:]",
+					   "x=Thread.current[:a]b", "x=@", "x=a-b" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(ruby_user_label_parse(bad[i], &u, why, sizeof(why)), ERR_USAGE);
+		assert_non_null(strstr(why, "--label"));
+	}
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	target_on(&t, m, ruby_layout_find("3.3.8", NULL));
+	const struct ruby_layout *L = t.L;
+	char text[USER_LABEL_TEXT + 1];
+	assert_int_equal(ruby_value_label(&t, (uint64_t)L->qnil, text, sizeof(text)), 0);
+	assert_string_equal(text, "nil");
+	assert_int_equal(ruby_value_label(&t, 42 * 2 + 1, text, sizeof(text)), 0);
+	assert_string_equal(text, "42");
+	put_string(m, L, BASE + 0x1000, "ac\nme", 5, (unsigned)L->encindex_utf_8);
+	assert_int_equal(ruby_value_label(&t, BASE + 0x1000, text, sizeof(text)), 0);
+	assert_string_equal(text, "ac?me"); /* its own bytes, a control byte as '?' */
+	char big[100];
+	memset(big, 'b', sizeof(big));
+	memcpy(big + 63, "\xc3\xa9", 2); /* a character across the 64th byte: left out whole */
+	put_string(m, L, BASE + 0x2000, big, sizeof(big), (unsigned)L->encindex_utf_8);
+	assert_int_equal(ruby_value_label(&t, BASE + 0x2000, text, sizeof(text)), 0);
+	assert_int_equal(strlen(text), 63);
+	assert_int_equal(ruby_value_label(&t, BASE + 0x6000, text, sizeof(text)), ERR_TORN); /* a freed slot */
+	ruby_target_detach(&t);
 	free(m);
 }
 
@@ -300,7 +361,7 @@ static void test_rack_env_labels(void **state)
 	struct ruby_frame frames[2] = { { ruby_intern(&t, "BenchRack#call"), 0, 1, FRAME_RUBY },
 					{ ruby_intern(&t, "<main>"), 0, 1, FRAME_RUBY } };
 	struct ruby_frame_at at[2] = { { iseq, ep, 0 }, { 0, 0, 0 } };
-	struct label_ctx cx = { 5, 1, NULL, 0, 0, 0, 0, 0 };
+	struct label_ctx cx = { 5, 1, NULL, 0, 0, 0, 0, 0, 0, 0 };
 #define LABEL() strtab_get(&t.strs, ruby_request_label(&t, frames, at, 2, &cx))
 	assert_string_equal(LABEL(), "GET /orders/:id");
 	uint64_t before = syscalls;
@@ -355,6 +416,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_user_labels),
 		cmocka_unit_test(test_rack_env_labels),
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_strings),

@@ -34,7 +34,7 @@ struct {
 	__uint(max_entries, 1 << 20); /* 20 samples 512 frames deep, 110 of 100 frames (at 1000 Hz, read every ms) */
 } events SEC(".maps");
 
-/* Request labels: a call(env) method's iseq -> where its env parameter is, in bytes below its frame's ep. */
+/* Labels: an iseq -> where its env parameter and --label's local are, in bytes below its frame's ep (capture_rec.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CAPTURE_ENV_ISEQS);
@@ -123,15 +123,21 @@ static long take_frame(__u32 i, void *arg)
 		f->eps[1] = 0;
 		f->eps[2] = 0;
 	}
-	/* the innermost call(env) frame's env, as it is now: read later, its slot may hold the next request's */
+	/* the innermost call(env) frame's env and --label's local, as they are now: read later, their slots may hold
+	   the next request's */
 	__u64 io = fc->iseq_off;
-	if (!s->rec.env_at && io <= CAPTURE_CFP_MAX - 8) {
+	if ((!s->rec.env_at || !s->rec.label_at) && io <= CAPTURE_CFP_MAX - 8) {
 		__u64 iseq;
 		__builtin_memcpy(&iseq, s->cfps + off + (io & (CAPTURE_CFP_MAX - 8)), 8);
 		__u64 *below = iseq ? bpf_map_lookup_elem(&env_iseqs, &iseq) : 0;
-		if (below && ep > *below && !(ep & 7)) {
-			s->rec.env_at = ep - *below;
-			s->rec.env = stack_word(fc, s, ep - *below);
+		__u64 env = below ? *below & 0xffffffff : 0, local = below ? *below >> 32 : 0;
+		if (env && !s->rec.env_at && ep > env && !(ep & 7)) {
+			s->rec.env_at = ep - env;
+			s->rec.env = stack_word(fc, s, ep - env);
+		}
+		if (local && !s->rec.label_at && ep > local && !(ep & 7)) {
+			s->rec.label_at = ep - local;
+			s->rec.label = stack_word(fc, s, ep - local);
 		}
 	}
 	return 0;
@@ -189,6 +195,8 @@ int capture(void *ctx)
 	struct frame_ctx fc = { csz, c->cfp_ep, c->envs ? c->cfp_iseq : CAPTURE_CFP_MAX, 0, 0 };
 	s->rec.env_at = 0;
 	s->rec.env = 0;
+	s->rec.label_at = 0;
+	s->rec.label = 0;
 	__u64 sp;
 	if (c->cfp_sp <= CAPTURE_CFP_MAX - 8) {
 		__builtin_memcpy(&sp, s->cfps + (c->cfp_sp & (CAPTURE_CFP_MAX - 1)), 8);

@@ -33,7 +33,11 @@ struct capture_config {
 	capture_u32 envs;     /* 1 once env_iseqs has a method: frames are looked up in it */
 };
 
-/* Request labels: the methods whose env parameter a sample takes (iseq -> its bytes below the frame's ep). */
+/*
+ * Labels: the methods whose env parameter, or --label's local, a sample
+ * takes: iseq -> the bytes below the frame's ep where the env is (low 32
+ * bits) and where the local is (high 32 bits), 0 for none.
+ */
 #define CAPTURE_ENV_ISEQS 256
 
 enum capture_stat {
@@ -79,6 +83,8 @@ struct capture_rec {
 	/* the env parameter of the innermost frame whose method is in env_iseqs, as the sample was taken: where it
 	   is (0: no such frame) and what it held */
 	capture_u64 env_at, env;
+	/* and --label's local of the innermost frame whose method has one (env_iseqs' high half), the same way */
+	capture_u64 label_at, label;
 	struct capture_frame frames[CAPTURE_MAX_FRAMES];
 };
 
