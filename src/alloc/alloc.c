@@ -332,3 +332,23 @@ int alloc_reader_drain_ctx(void *ctx)
 {
 	return alloc_reader_drain_all(ctx);
 }
+
+int alloc_stack_site(const struct profile *p, uint32_t st, uint32_t *where, uint32_t *klass)
+{
+	const struct profile_stack *k = &p->stacks[st];
+	if (k->len < 2 || p->frames[p->pool[k->start + k->len - 1]].kind != PROFILE_FRAME_CLASS)
+		return -1;
+	*klass = p->pool[k->start + k->len - 1];
+	*where = p->pool[k->start + k->len - 2];
+	return 0;
+}
+
+void alloc_site_label(const struct profile *p, uint32_t where, uint32_t klass, char *out, size_t cap)
+{
+	const struct profile_frame *f = &p->frames[where];
+	const char *path = strtab_get(&p->strs, f->path), *cls = strtab_get(&p->strs, p->frames[klass].name);
+	if (*path && f->line > 0)
+		snprintf(out, cap, "%s:%d %s", path, f->line, cls);
+	else
+		snprintf(out, cap, "%s %s", strtab_get(&p->strs, f->name), cls);
+}

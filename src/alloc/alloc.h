@@ -79,4 +79,13 @@ int alloc_reader_drain_ctx(void *ctx);
 /* Records the agent could not write, the ring being full (besides the samples it counted lost itself). */
 uint64_t alloc_reader_dropped(const struct alloc_reader *r);
 
+/*
+ * The site of an allocation profile's stack st: the frame that allocated
+ * (the innermost one under the class, *where) and the class frame (*klass).
+ * 0, or -1 when the stack is not one of an allocation.
+ */
+int alloc_stack_site(const struct profile *p, uint32_t st, uint32_t *where, uint32_t *klass);
+/* "path:line Class" of a site (the frame's own name when it has no file). */
+void alloc_site_label(const struct profile *p, uint32_t where, uint32_t klass, char *out, size_t cap);
+
 #endif

@@ -33,10 +33,9 @@ static int by_objects(const void *a, const void *b)
 /* The site of stack st (its innermost frame under the class), made if new; NULL on ENOMEM or no such site. */
 static struct live_site *site_of(struct live_sites *s, const struct profile *p, uint32_t st)
 {
-	const struct profile_stack *k = &p->stacks[st];
-	if (k->len < 2)
+	uint32_t klass, where;
+	if (alloc_stack_site(p, st, &where, &klass))
 		return NULL;
-	uint32_t klass = p->pool[k->start + k->len - 1], where = p->pool[k->start + k->len - 2];
 	uint64_t key = (uint64_t)where << 32 | klass, *hit = map_get(&s->index, key);
 	if (hit)
 		return &s->v[*hit - 1];
@@ -120,13 +119,7 @@ int live_look(struct live_sites *s, struct alloc_reader *r)
 
 void live_site_label(const struct alloc_reader *r, const struct live_site *site, char *out, size_t cap)
 {
-	const struct profile *p = r->p;
-	const struct profile_frame *f = &p->frames[site->where];
-	const char *path = strtab_get(&p->strs, f->path), *cls = strtab_get(&p->strs, p->frames[site->klass].name);
-	if (*path && f->line > 0)
-		snprintf(out, cap, "%s:%d %s", path, f->line, cls);
-	else
-		snprintf(out, cap, "%s %s", strtab_get(&p->strs, f->name), cls);
+	alloc_site_label(r->p, site->where, site->klass, out, cap);
 }
 
 int live_site_growing(const struct live_site *site, uint64_t interval)

@@ -19,6 +19,8 @@
 #include "../profile/sampling.h"
 #include "../ruby/jit.h"
 #include "../ruby/vm.h"
+#include "agent_helpers.h"
+#include "top_alloc.h"
 
 struct view {
 	int tty, by_total, mode, on_cpu, native, no_bpf; /* mode: enum sampler_mode */
@@ -201,9 +203,13 @@ static int top_keys(void *ctx, struct sampling *sm, uint64_t deadline)
 	return write_table(v, sm, sampling_now(sm));
 }
 
+/* --mode: the sampler's modes (builtin_modes' order), then the agent's allocations (top_alloc.c). */
+static const char *const top_modes[] = { "wall", "cpu", "gvl", "alloc", NULL };
+#define TOP_ALLOC 3
+
 int cmd_top(int argc, char **argv)
 {
-	int first, rc;
+	int first, rc, alloc_interval = 0, by_bytes = 0;
 	double rate = 99;
 	static const char *const sorts[] = { "self", "total", NULL };
 	struct view v = { .rows = -1, .count = -1, .interval = 1, .window = 10 };
@@ -219,7 +225,15 @@ int cmd_top(int argc, char **argv)
 			"show the N busiest functions (default: what fits the terminal; all when\n"
 			"standard output is not one)", 1, 1e6, "a positive number of rows"),
 		OPT_CHOICE(0, "sort", &v.by_total, "self|total", "order by self (default) or total", sorts),
-		BUILTIN_OPT_MODE(&v.mode),
+		OPT_CHOICE(0, "mode", &v.mode, "wall|cpu|gvl|alloc",
+			   "what the table counts: every thread at every tick (wall, the default), the\n"
+			   "CPU time each thread ran (cpu), threads waiting for the GVL (gvl), or the\n"
+			   "objects each site allocates, sampled by the agent (alloc: see --inject)", top_modes),
+		OPT_INT(0, "alloc-interval", &alloc_interval, "N",
+			"--mode alloc: sample one allocation in N, at random (default 4096)", 1, 1 << 30,
+			"a positive number of allocations"),
+		OPT_FLAG(0, "bytes", &by_bytes, "--mode alloc: rank the sites by bytes, not objects"),
+		AGENT_CLI_OPT_INJECT,
 		OPT_FLAG(0, "on-cpu", &v.on_cpu, "the same as --mode cpu"),
 		OPT_FLAG(0, "no-bpf", &v.no_bpf, "read the thread holding the GVL from outside too, as record --no-bpf"),
 		OPT_FLAG(0, "native", &v.native,
@@ -229,17 +243,40 @@ int cmd_top(int argc, char **argv)
 		OPT_END(),
 	};
 	const struct opt_cmd cmd = {
-		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl] [--no-bpf] [--native]",
+		.usage = "rbscope top -p PID [-r HZ] [-i SECS] [-w SECS] [-n COUNT] [--rows N] [--sort self|total] [--mode wall|cpu|gvl|alloc] [--no-bpf] [--native] [--alloc-interval N] [--bytes] [--inject]",
 		.about = "Show the functions of PID by % self and % total over a sliding window, refreshed live: a header\n"
 			 "and as many of the busiest as the terminal has lines. Keys: s sort by self, t by total, c on-CPU\n"
 			 "samples only (or all), q or Ctrl-C quits. When standard output is not a terminal, print a table\n"
-			 "every interval.",
+			 "every interval. With --mode alloc, the sites allocating the most, through the process's agent.",
 		.opts = opts,
 	};
 	if (builtin_parse(&cmd, argc, argv, &first, &rc))
 		return rc;
 	if ((rc = builtin_no_args(argc, argv, first)) || (rc = builtin_need_pid(v.pid)))
 		return rc;
+	if (v.mode != TOP_ALLOC && (alloc_interval || by_bytes || agent_cli_inject))
+		return error("top: --alloc-interval, --bytes and --inject are for --mode alloc"), EXIT_USAGE;
+	if (v.mode == TOP_ALLOC && (v.on_cpu || v.native || v.no_bpf))
+		return error("top: --mode alloc counts what the agent samples: no --on-cpu, --native or --no-bpf"), EXIT_USAGE;
+	if (v.mode == TOP_ALLOC) {
+		struct top_alloc_view a = {
+			.pid = v.pid, .tty = isatty(1) && isatty(0), .lines = term_lines(), .rows = v.rows, .count = v.count,
+			.refresh = v.interval, .window = v.window, .interval = alloc_interval ? (uint64_t)alloc_interval : 4096,
+			.by_bytes = by_bytes,
+		};
+		builtin_catch_stop();
+		struct termios saved;
+		int raw_keys = a.tty && !tcgetattr(0, &saved);
+		if (raw_keys) {
+			struct termios raw = saved;
+			raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+			tcsetattr(0, TCSANOW, &raw);
+		}
+		rc = top_alloc_run(&a);
+		if (raw_keys)
+			tcsetattr(0, TCSANOW, &saved);
+		return rc;
+	}
 	int pid = v.pid;
 	struct ruby_target t;
 	if ((rc = builtin_attach(&t, pid)))

@@ -76,6 +76,26 @@ for ver in $(rubies_except 2.7); do
 			check "allocs: ruby $ver: --bytes: collapsed stacks weighed in bytes, ending in their class" \
 				awk '/;Object#planted .*;String [0-9]+$/ { s += $NF } END { exit !(s > 1000000) }' "$work/al.col"
 		fi
+		if [ $preload = 1 ]; then
+			# top --mode alloc, not on a terminal: a table a second over a 3 s window; the last one's first site
+			if [ $ver = 3.1 ]; then
+				bad=""
+				for args in "--bytes" "--alloc-interval 10" "--mode alloc --native" "--mode alloc --on-cpu"; do
+					"$RBSCOPE" top -p $apid -n 1 $args >/dev/null 2>"$work/top-bad.err"
+					[ $? = 2 ] && [ "$(wc -l <"$work/top-bad.err")" = 1 ] || bad="$bad [$args]"
+				done
+				check "allocs: top: the alloc options without --mode alloc, and the sampler's with it: one line, exit 2 (failed:${bad:- none})" test -z "$bad"
+			fi
+			"$RBSCOPE" top --mode alloc -p $apid -i 1 -w 3 -n 4 >"$work/al-top.txt" 2>"$work/al-top.err"
+			rc=$?
+			pline=$(grep -n 'String.new$' "$top/tests/integration/ruby/allocs.rb" | cut -d: -f1)
+			own=$(tail -n 1 "$work/allocs-$ver-$preload.out" | sed -n 's/.*planted=\([0-9.]*\).*/\1/p')
+			first=$(awk '/^rbscope top/ { n = 0; next } /^ *[0-9.]+% / && !n++ { row = $0 } END { print row }' "$work/al-top.txt")
+			check "allocs: ruby $ver: top --mode alloc: four tables, the last one's first site the planted line's Strings, its share within 3 pp of the workload's own (${first:-none}; own ${own:-?}; exit $rc)" \
+				sh -c "test $rc = 0 && test \$(grep -c '^rbscope top - pid $apid - allocations by objects' '$work/al-top.txt') = 4 &&
+					echo '$first' | grep -q 'allocs\.rb:$pline String  *Object#planted > Class#new\$' &&
+					awk -v s='$first' -v own='$own' 'BEGIN { split(s, f, \" \"); d = f[1] + 0 - own * 100; exit !(own > 0 && d <= 3 && d >= -3) }'"
+		fi
 		if [ $preload = 1 ] && [ $ver = 3.1 ]; then
 			"$RBSCOPE" record --mode alloc -p $apid -d 1.5 -f summary -o "$work/al-direct.txt" --raw "$work/al.raw" 2>/dev/null
 			"$RBSCOPE" report -i "$work/al.raw" -f summary -o "$work/al-report.txt" 2>/dev/null

@@ -1,0 +1,18 @@
+/* top_alloc.h: `rbscope top --mode alloc`, drawn by top.c's options. */
+#ifndef RBSCOPE_TOP_ALLOC_H
+#define RBSCOPE_TOP_ALLOC_H
+
+#include <stdint.h>
+
+struct top_alloc_view {
+	int pid, tty, lines; /* lines: the terminal's */
+	int rows, count;      /* as top's: the rows to show (-1: what fits, or all), tables (-1: no end) */
+	double refresh, window;
+	uint64_t interval;    /* one allocation in interval sampled */
+	int by_bytes;
+};
+
+/* Show the table every refresh until stopped, the count reached or the process gone: the exit code. */
+int top_alloc_run(struct top_alloc_view *v);
+
+#endif
