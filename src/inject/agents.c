@@ -335,8 +335,7 @@ static int glibc_defined(const char *path)
 	return v;
 }
 
-static int fail(char *msg, size_t cap, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *msg, size_t cap, int err, const char *fmt, ...)
+int inject_fail(char *msg, size_t cap, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -492,7 +491,7 @@ int agents_place(const struct ruby_target *t, const char *api, char *dir, size_t
 	if (rc == -ENOENT)
 		return -ENOENT;
 	if (rc)
-		return fail(msg, mcap, ERR_INJECT, "the agent rbscope carries for Ruby %s does not read (%s)", api,
+		return inject_fail(msg, mcap, ERR_INJECT, "the agent rbscope carries for Ruby %s does not read (%s)", api,
 			    rc == ERR_CORRUPT ? "its bundle is damaged" : strerror(-rc));
 	/* its C library: the target's must define every version the extension needs */
 	int need = -1;
@@ -507,13 +506,13 @@ int agents_place(const struct ruby_target *t, const char *api, char *dir, size_t
 	if (libc && !musl && have < 0) /* a path in another mount namespace: from here, as target.c's files */
 		have = glibc_defined(libc);
 	if (need < 0)
-		rc = fail(msg, mcap, ERR_INJECT, "the agent rbscope carries for Ruby %s does not read as ELF", api);
+		rc = inject_fail(msg, mcap, ERR_INJECT, "the agent rbscope carries for Ruby %s does not read as ELF", api);
 	else if (musl || !libc || have <= 0)
-		rc = fail(msg, mcap, ERR_INJECT,
+		rc = inject_fail(msg, mcap, ERR_INJECT,
 			  "the agent rbscope carries for Ruby %s is built for glibc, and process %d uses %s: install the "
 			  "rbscope gem with its Ruby", api, (int)t->pid, musl ? "musl" : "no glibc it can load it with");
 	else if (need > have)
-		rc = fail(msg, mcap, ERR_INJECT,
+		rc = inject_fail(msg, mcap, ERR_INJECT,
 			  "the agent rbscope carries for Ruby %s needs glibc %d.%d, and process %d has %d.%d: install the "
 			  "rbscope gem with its Ruby", api, need / 1000, need % 1000, (int)t->pid, have / 1000, have % 1000);
 	if (rc) {
@@ -549,7 +548,7 @@ int agents_place(const struct ruby_target *t, const char *api, char *dir, size_t
 	}
 	agent_free(&a);
 	if (rc)
-		return fail(msg, mcap, ERR_INJECT,
+		return inject_fail(msg, mcap, ERR_INJECT,
 			    "no place in process %d's filesystem to put the agent rbscope carries for Ruby %s (%s)",
 			    (int)t->pid, api, why);
 	return 0;

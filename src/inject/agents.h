@@ -42,4 +42,7 @@ int agents_bundle_each(const unsigned char *p, size_t n,
 		       int (*fn)(const char *path, unsigned mode, const unsigned char *bytes, size_t len, void *arg),
 		       void *arg);
 
+/* Write the message into msg (cap bytes) and return err: `return inject_fail(msg, cap, ERR_INJECT, ...)`. */
+int inject_fail(char *msg, size_t cap, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

@@ -55,15 +55,6 @@ static int pathf(char *buf, size_t cap, const char *fmt, ...)
 	return n;
 }
 
-static int fail(char *msg, size_t cap, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *msg, size_t cap, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, cap, fmt, ap);
-	va_end(ap);
-	return err;
-}
 
 static int exists(const char *root, const char *path)
 {
@@ -217,7 +208,7 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 		}
 		free(dirs);
 		if (!a->lib[0] || !a->so[0])
-			return fail(msg, cap, ERR_INJECT, "--agent %s: no rbscope.rb and rbscope/rbscope.so there (as process %d sees its files)",
+			return inject_fail(msg, cap, ERR_INJECT, "--agent %s: no rbscope.rb and rbscope/rbscope.so there (as process %d sees its files)",
 				    o->agent, (int)t->pid);
 		if (!strcmp(a->ext, a->lib))
 			a->ext[0] = '\0';
@@ -262,7 +253,7 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 				return rc;
 			if (rc) {
 				agents_list(carried, sizeof(carried));
-				return fail(msg, cap, ERR_INJECT,
+				return inject_fail(msg, cap, ERR_INJECT,
 					    "no rbscope gem installed for Ruby %d.%d in process %d's gem directories, and "
 					    "rbscope carries no agent for it (%s%s; gem install rbscope with that Ruby, or "
 					    "give --agent DIR)",
@@ -275,12 +266,12 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 	char rb[PATH_MAX + 32];
 	pathf(rb, sizeof(rb), "%s/rbscope/inject.rb", a->lib);
 	if (!exists(t->root, rb))
-		return fail(msg, cap, ERR_INJECT, "the agent in %s is older than --inject (no rbscope/inject.rb): install "
+		return inject_fail(msg, cap, ERR_INJECT, "the agent in %s is older than --inject (no rbscope/inject.rb): install "
 			    "this version's gem", a->lib);
 	/* The extension links the libruby it was built for: it must be this one. */
 	char want[128], built[16];
 	if (agent_built_for(a->so, want, sizeof(want), built, sizeof(built)))
-		return fail(msg, cap, ERR_INJECT, "cannot read the agent at %s", a->so + strlen(t->root));
+		return inject_fail(msg, cap, ERR_INJECT, "cannot read the agent at %s", a->so + strlen(t->root));
 	if (want[0]) {
 		const char *base = strrchr(t->lib_path, '/');
 		base = base ? base + 1 : t->lib_path;
@@ -289,17 +280,17 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 		if (so)
 			stem = (size_t)(so - want);
 		if (strncmp(base, want, stem) || (base[stem] != '.' && base[stem] != '\0'))
-			return fail(msg, cap, ERR_INJECT, "the agent at %s is built for %s, and process %d runs %s (Ruby %s)",
+			return inject_fail(msg, cap, ERR_INJECT, "the agent at %s is built for %s, and process %d runs %s (Ruby %s)",
 				    a->so + strlen(t->root), want, (int)t->pid, base, t->version);
 	}
 	/* ... and says which Ruby it was built for (the one thing a build for a static Ruby can say). */
 	char api_mm[16];
 	pathf(api_mm, sizeof(api_mm), "%d.%d", major, minor);
 	if (!built[0] && !want[0])
-		return fail(msg, cap, ERR_INJECT, "the agent at %s does not say which Ruby it is built for (no "
+		return inject_fail(msg, cap, ERR_INJECT, "the agent at %s does not say which Ruby it is built for (no "
 			    ".rbscope.ruby section, no libruby): build it with this version's gem", a->so + strlen(t->root));
 	if (built[0] && strcmp(built, api_mm))
-		return fail(msg, cap, ERR_INJECT, "the agent at %s is built for Ruby %s, and process %d runs Ruby %s",
+		return inject_fail(msg, cap, ERR_INJECT, "the agent at %s is built for Ruby %s, and process %d runs Ruby %s",
 			    a->so + strlen(t->root), built, (int)t->pid, t->version);
 	return 0;
 }
@@ -455,9 +446,9 @@ static int await_agent(pid_t pid, uint64_t boot_addr, int timeout_ms, char *msg,
 			return 0;
 		}
 		if (read_boot(pid, boot_addr, &b))
-			return fail(msg, cap, ERR_GONE, "process %d went away", (int)pid);
+			return inject_fail(msg, cap, ERR_GONE, "process %d went away", (int)pid);
 		if (b.stage == BOOT_FINISHED && b.state)
-			return fail(msg, cap, ERR_INJECT,
+			return inject_fail(msg, cap, ERR_INJECT,
 				    "the agent did not load in process %d (its stderr says why: a line starting \"rbscope: --inject\")",
 				    (int)pid);
 		if (clock_now_ns() / 1000000 > deadline)
@@ -466,11 +457,11 @@ static int await_agent(pid_t pid, uint64_t boot_addr, int timeout_ms, char *msg,
 		nanosleep(&nap, NULL);
 	}
 	if (b.stage < BOOT_JOB)
-		return fail(msg, cap, ERR_INJECT,
+		return inject_fail(msg, cap, ERR_INJECT,
 			    "the agent's loader is in place in process %d, but Ruby has not run it within %d s (no thread ran "
 			    "Ruby code: the agent loads at the process's next Ruby activity; try again then)",
 			    (int)pid, timeout_ms / 1000);
-	return fail(msg, cap, ERR_INJECT, "the agent is loading in process %d but did not answer within %d s", (int)pid,
+	return inject_fail(msg, cap, ERR_INJECT, "the agent is loading in process %d but did not answer within %d s", (int)pid,
 		    timeout_ms / 1000);
 }
 
@@ -485,13 +476,13 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	}
 	char v[64];
 	if (!task_environ(pid, "RBSCOPE_DISABLE_ATTACH", v, sizeof(v)) && v[0] && strcmp(v, "0"))
-		return fail(msg, cap, ERR_INJECT, "process %d forbids it (RBSCOPE_DISABLE_ATTACH=%s in its environment)",
+		return inject_fail(msg, cap, ERR_INJECT, "process %d forbids it (RBSCOPE_DISABLE_ATTACH=%s in its environment)",
 			    (int)pid, v);
 	struct ruby_target t;
 	int err = ruby_target_attach(&t, pid, NULL);
 	if (err) {
 		ruby_target_detach(&t); /* (what the attach had made: its mappings, its strings) */
-		return fail(msg, cap, err, "%s", err_message(err));
+		return inject_fail(msg, cap, err, "%s", err_message(err));
 	}
 	uint64_t earlier = earlier_mapping(&t);
 	if (earlier) {
@@ -515,7 +506,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 		b.preregister = b.trigger = 0;
 	if ((!b.trigger && !b.register_one) || !b.thread_create || !b.str_new_cstr || !b.gv_set || !b.load_protect) {
 		ruby_target_detach(&t);
-		return fail(msg, cap, ERR_INJECT, "%s does not export Ruby's postponed-job and thread functions",
+		return inject_fail(msg, cap, ERR_INJECT, "%s does not export Ruby's postponed-job and thread functions",
 			    t.lib_path);
 	}
 	enum wait_kind kind;
@@ -527,7 +518,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 		usleep(10000);
 	if (!tid) {
 		ruby_target_detach(&t);
-		return fail(msg, cap, ERR_INJECT,
+		return inject_fail(msg, cap, ERR_INJECT,
 			    "no Ruby thread of process %d is parked in a wait rbscope can borrow (in sleep, a queue, a "
 			    "lock or I/O); every thread is running Ruby code or in another system call: try again",
 			    (int)pid);
@@ -544,7 +535,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 			resolve(&t, m->path, m->start, 0, threads, 2);
 		if (!b.pthread_create || !b.pthread_detach) {
 			ruby_target_detach(&t);
-			return fail(msg, cap, ERR_INJECT, "process %d's libc exports no pthread_create", (int)pid);
+			return inject_fail(msg, cap, ERR_INJECT, "process %d's libc exports no pthread_create", (int)pid);
 		}
 	}
 	b.own = kind == WAIT_IO;
@@ -560,7 +551,7 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	ruby_target_detach(&t);
 	if (BOOT_OFF + sizeof(b) + code.len > MAP_LEN - 32 * 1024) {
 		buf_free(&code);
-		return fail(msg, cap, ERR_INJECT, "the agent's path is too long");
+		return inject_fail(msg, cap, ERR_INJECT, "the agent's path is too long");
 	}
 
 	struct hijack h;
@@ -568,8 +559,8 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	if ((err = hijack_seize(&h, pid, tid))) {
 		buf_free(&code);
 		if (err == -EPERM)
-			return fail(msg, cap, -EPERM, "ptrace of process %d is not allowed", (int)pid);
-		return fail(msg, cap, ERR_INJECT, "could not stop thread %d of process %d (%s): try again", (int)tid,
+			return inject_fail(msg, cap, -EPERM, "ptrace of process %d is not allowed", (int)pid);
+		return inject_fail(msg, cap, ERR_INJECT, "could not stop thread %d of process %d (%s): try again", (int)tid,
 			    (int)pid, err == -EAGAIN ? "it left its wait" : err_message(err));
 	}
 	step(1);
@@ -616,12 +607,12 @@ int agent_inject(pid_t pid, const struct inject_opts *o, char *msg, size_t cap)
 	uint64_t stopped_us = clock_now_ns() / 1000 - t_stop;
 	step(6);
 	if (err)
-		return fail(msg, cap, ERR_INJECT, "placing the agent's loader in process %d failed (%s); the process is "
+		return inject_fail(msg, cap, ERR_INJECT, "placing the agent's loader in process %d failed (%s); the process is "
 			    "as it was", (int)pid, err_message(err));
 	if (r == -1)
-		return fail(msg, cap, ERR_INJECT, "Ruby's postponed-job table in process %d is full", (int)pid);
+		return inject_fail(msg, cap, ERR_INJECT, "Ruby's postponed-job table in process %d is full", (int)pid);
 	if (r == -2)
-		return fail(msg, cap, ERR_INJECT, "process %d could not start a thread for the agent's loader", (int)pid);
+		return inject_fail(msg, cap, ERR_INJECT, "process %d could not start a thread for the agent's loader", (int)pid);
 	err = await_agent(pid, (uint64_t)base + BOOT_OFF, timeout_ms, msg, cap);
 	if (!err)
 		pathf(msg, cap, "thread %d stopped for %llu us, %s", (int)tid, (unsigned long long)stopped_us,
