@@ -17,7 +17,7 @@ static void write_frame(const struct profile *p, uint32_t id, FILE *f)
 	const char *path = strtab_get(&p->strs, fr->path);
 	fputs("{\"name\":", f);
 	json_write_string(f, strtab_get(&p->strs, fr->name));
-	if (*path && fr->kind != PROFILE_FRAME_THREAD && fr->kind != PROFILE_FRAME_TRUNCATED) {
+	if (*path && fr->kind != PROFILE_FRAME_THREAD && fr->kind != PROFILE_FRAME_TRUNCATED && fr->kind != PROFILE_FRAME_LABEL) {
 		fputs(",\"file\":", f);
 		json_write_string(f, path);
 		if (fr->line > 0)
