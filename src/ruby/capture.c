@@ -248,6 +248,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 		return 0;
 	if (f->fd >= 0)
 		rejitter(c, f, r->t_ns);
+	if (r->gcc > c->t->gc_count_seen) /* (frames.c checks a method entry's name again once it changes) */
+		c->t->gc_count_seen = r->gcc;
 	int dropped = 0, k = ruby_gc_frame(c->t, r->gcw, &c->frames[0]);
 	size_t csz = (size_t)c->t->L->cfp_size;
 	int n = (int)(r->n < CAPTURE_MAX_FRAMES ? r->n : CAPTURE_MAX_FRAMES);

@@ -82,12 +82,27 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	 * Psych::Parser#parse read "unknown" for whole recordings, its slot given
 	 * up on before it held it). The value: the name, the tries in bits 32-39,
 	 * the lookups since the last read in bits 40-47, bit 62 when not a method
-	 * entry, bit 63 when final.
+	 * entry, bit 63 when final, the GC's count when named in bits 48-61.
+	 *
+	 * A method entry made for a Method object (Sinatra binds each route's
+	 * UnboundMethod for every request) is freed with it, and its address
+	 * reused by the next: once the GC has run since an entry was named, its
+	 * def is read again (one word), and a changed one renames it. (Before, a
+	 * Sinatra route's frames were named after another route in 2-3% of the
+	 * samples: tests/integration/labels.sh.)
 	 */
-	uint64_t key = me ^ ((uint64_t)fallback << 48);
+	uint64_t key = me ^ ((uint64_t)fallback << 48), gc = t->gc_count_seen & 0x3fff;
 	uint64_t *hit = map_get(&t->mes, key);
-	if (hit && (*hit >> 63))
-		return (uint32_t)*hit;
+	if (hit && (*hit >> 63)) {
+		if (!t->gc_count_seen || ((*hit >> 48) & 0x3fff) == gc)
+			return (uint32_t)*hit;
+		uint64_t defw, *was = map_get(&t->me_defs, me);
+		/* (an svar keeps the entry further in: its word at me_def is read and compared all the same) */
+		if (was && !mem_read_u64(&t->mem, me + (uint64_t)t->L->me_def, &defw) && defw == *was) {
+			*hit = (*hit & ~(0x3fffULL << 48)) | gc << 48;
+			return (uint32_t)*hit;
+		}
+	}
 	uint32_t tries = hit ? (uint32_t)((*hit >> 32) & 0xff) : 0;
 	if (hit && ((*hit >> 62 & 1) || tries >= NAME_TRIES)) {
 		uint64_t seen = (*hit >> 40 & 0xff) + 1;
@@ -105,7 +120,10 @@ static uint32_t method_name(struct ruby_target *t, uint64_t me, uint32_t fallbac
 	}
 	const char *n = strtab_get(&t->strs, sid);
 	int final = sid && (strchr(n, '#') || strchr(n, '.'));
-	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | (uint64_t)final << 63);
+	uint64_t now;
+	if (final && !mem_read_u64(&t->mem, me + (uint64_t)t->L->me_def, &now)) /* (the word checked later) */
+		map_put(&t->me_defs, me, now);
+	map_put(&t->mes, key, sid | (uint64_t)tries << 32 | gc << 48 | (uint64_t)final << 63);
 	return sid;
 }
 

@@ -261,6 +261,7 @@ static void init_target(struct ruby_target *t, pid_t pid)
 	map_init(&t->ids);
 	map_init(&t->classes);
 	map_init(&t->mes);
+	map_init(&t->me_defs);
 	map_init(&t->ns_tids);
 	map_init(&t->waits);
 	map_init(&t->labels);
@@ -375,6 +376,7 @@ void ruby_target_flush(struct ruby_target *t)
 	map_clear(&t->ids);
 	map_clear(&t->classes);
 	map_clear(&t->mes);
+	map_clear(&t->me_defs);
 	map_clear(&t->ns_tids);
 	map_clear(&t->waits);
 	map_clear(&t->labels);
@@ -389,6 +391,7 @@ void ruby_target_detach(struct ruby_target *t)
 	map_free(&t->ids);
 	map_free(&t->classes);
 	map_free(&t->mes);
+	map_free(&t->me_defs);
 	map_free(&t->ns_tids);
 	map_free(&t->waits);
 	map_free(&t->labels);

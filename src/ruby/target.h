@@ -60,6 +60,9 @@ struct ruby_target {
 	struct map ids;     /* ID -> string id + 1 */
 	struct map classes; /* class VALUE -> string id + 1 (0 name: anonymous) */
 	struct map mes;     /* method entry (and fallback label) -> name string id */
+	struct map me_defs; /* method entry -> its def word when named (frames.c checks it once the GC has run) */
+	uint64_t gc_count_seen; /* the latest GC count a sample read (0: unknown): a freed entry's address is reused
+				   only after a GC, so a name is checked again once it changes */
 	struct map waits;   /* name string id -> 1 + whether that method waits (ruby_wait_method) */
 	struct map labels;  /* frame name string id -> what it says of the request served (label.c) */
 	int other_pidns;    /* in a pid namespace other than ours: Ruby's tids are not the ones we see */

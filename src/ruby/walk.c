@@ -263,8 +263,9 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 	uint64_t gca = vm_gc_word_addr(t);
 	if (gca)
 		extra[nextra++] = (struct mem_iov){ gca, &gcw, sizeof(gcw) };
-	/* (the GC's count: a Rack env's label is known unchanged while it is, label.c) */
-	c->gc_known = (flags & WALK_LABELS) && t->objspace && L->gc_count >= 0;
+	/* (the GC's count: a Rack env's label is known unchanged while it is, label.c; a method entry's name too,
+	   frames.c) */
+	c->gc_known = t->objspace && L->gc_count >= 0;
 	if (c->gc_known)
 		extra[nextra++] = (struct mem_iov){ t->objspace + (uint64_t)L->gc_count, &gcc, sizeof(gcc) };
 	if (L->vm_ractor_cnt >= 0) /* (how many Ractors: the others' threads are read after the main one's) */
@@ -309,6 +310,8 @@ int ruby_sample_take(struct ruby_target *t, struct ruby_sample *s, unsigned flag
 		c->gc_count = gcc;
 		c->first_th = node && node != head ? node - (uint64_t)L->th_lt_node : 0;
 	}
+	if (c->gc_known && c->gc_count > t->gc_count_seen)
+		t->gc_count_seen = c->gc_count;
 	for (int guard = nord; node && node != head && guard < WALK_MAX_THREADS; guard++) {
 		uint64_t thaddr = node - (uint64_t)L->th_lt_node;
 		if ((err = walk_listed(t, s, c, thaddr, owner, flags, batched, th, &node)))
