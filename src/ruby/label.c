@@ -483,11 +483,20 @@ static int local_slot(struct ruby_target *t, uint64_t iseq, int k, const char *n
 	return found != NOT_THERE;
 }
 
-/* The value of the instance variable named name (with its @) of the object v, if it has one. */
-static int ivar_of(struct ruby_target *t, uint64_t v, const char *name, uint64_t *value)
+/*
+ * The value of the instance variable named name (with its @) of the object
+ * v, if it has one (label k's). An object found without it is not read again
+ * for k until the GC has run (t->ivar_misses, direct-mapped: the object and
+ * label, and the GC's count then): a deep stack's selves are most of them
+ * the framework's.
+ */
+static int ivar_of(struct ruby_target *t, uint64_t v, int k, const char *name, uint64_t *value)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t hdr[2];
+	uint64_t hdr[2], key = v | (uint64_t)k << 56;
+	uint64_t *miss = t->ivar_misses[(key * 0x9E3779B97F4A7C15ULL) >> 56];
+	if (t->gc_count_seen && miss[0] == key && miss[1] == t->gc_count_seen)
+		return 0;
 	if (!ruby_is_heap(t, v) || mem_read(&t->mem, v, hdr, sizeof(hdr)))
 		return 0;
 	uint64_t flags = hdr[L->rbasic_flags / 8], klass = hdr[L->rbasic_klass / 8];
@@ -502,29 +511,11 @@ static int ivar_of(struct ruby_target *t, uint64_t v, const char *name, uint64_t
 			return 1;
 		}
 	}
+	if (n >= 0 && t->gc_count_seen) {
+		miss[0] = key;
+		miss[1] = t->gc_count_seen;
+	}
 	return 0;
-}
-
-/* The value of the fiber-local key of the fiber th runs, if it has one. */
-static int fiber_local(struct ruby_target *t, uint64_t th, const char *key, char *text, size_t cap)
-{
-	struct ruby_locals l;
-	if (ruby_fiber_locals(t, th, &l))
-		return 0;
-	int found = 0;
-	for (int i = 0; i < l.n && !found; i++)
-		if (!strcmp(strtab_get(&t->strs, l.v[i].name), key)) {
-			const struct ruby_shown *v = &l.v[i].value;
-			size_t len = strlen(v->text);
-			/* a String's own bytes, as ruby_value_label gives them: inspect's quotes off */
-			if (v->encoding && len >= 2 && v->text[0] == '"' && v->text[len - 1] == '"')
-				snprintf(text, cap, "%.*s", (int)(len - 2), v->text + 1);
-			else
-				snprintf(text, cap, "%s", v->text[0] == ':' ? v->text + 1 : v->text);
-			found = 1;
-		}
-	ruby_locals_free(&l);
-	return found;
 }
 
 /* The word at addr: as the capture took it, from the walker's copy of the value stack, or read now. */
@@ -555,7 +546,7 @@ int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame
 		int have = 0;
 		uint64_t value = 0, self_seen = 0;
 		if (u->kind == USER_LABEL_FIBER) {
-			have = fiber_local(t, th, u->var, text, sizeof(text));
+			have = ruby_fiber_local(t, th, u->var, &value) > 0;
 		} else if (at) {
 			for (int i = 0; i < n && !have; i++) {
 				if (frames[i].kind != FRAME_RUBY && frames[i].kind != FRAME_CFUNC)
@@ -566,14 +557,13 @@ int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame
 					have = word_at(t, at[i].ep - ((uint64_t)size - idx + 2) * 8, cx, &value);
 				else if (u->kind == USER_LABEL_IVAR && at[i].self && at[i].self != self_seen) {
 					self_seen = at[i].self; /* (a method's frames share their self: asked once) */
-					have = ivar_of(t, at[i].self, u->var, &value);
+					have = ivar_of(t, at[i].self, k, u->var, &value);
 				}
 			}
-			if (have)
-				ruby_value_label(t, value, text, sizeof(text));
 		}
 		if (!have)
 			continue;
+		ruby_value_label(t, value, text, sizeof(text));
 		char kv[sizeof(u->key) + USER_LABEL_TEXT + 2];
 		snprintf(kv, sizeof(kv), "%s=%s", u->key, text);
 		uint32_t tid = ruby_intern(t, kv), key = ruby_intern(t, u->key);

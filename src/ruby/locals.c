@@ -77,21 +77,24 @@ out:
 	return err;
 }
 
+/* Called with each fiber-local's name and value until it returns non-zero (returned). */
+typedef int (*fiber_local_fn)(struct ruby_target *t, uint32_t name, uint64_t value, void *ctx);
+
 /* 2.7: an st_table of ID -> value (its first RUBY_ST_SCAN: more fiber-locals than that are not shown). */
-static int st_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals *out)
+static int st_locals(struct ruby_target *t, uint64_t tbl, fiber_local_fn fn, void *ctx)
 {
 	uint64_t keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN];
 	int n = ruby_st_pairs(t, tbl, keys, vals), err = n < 0 ? n : 0;
 	for (int i = 0; i < n && !err; i++) {
 		uint32_t name = ruby_id_name(t, keys[i]);
 		if (name)
-			err = add(t, out, name, 0, vals[i]);
+			err = fn(t, name, vals[i], ctx);
 	}
 	return err;
 }
 
 /* 3.0+: an rb_id_table, its keys ID serials (0: an empty slot). */
-static int idtbl_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals *out)
+static int idtbl_locals(struct ruby_target *t, uint64_t tbl, fiber_local_fn fn, void *ctx)
 {
 	const struct ruby_layout *L = t->L;
 	int32_t capa;
@@ -120,16 +123,16 @@ static int idtbl_locals(struct ruby_target *t, uint64_t tbl, struct ruby_locals 
 		uint64_t id = serial > (uint64_t)L->last_op_id ? (uint64_t)serial << L->id_scope_shift | 1 : serial;
 		uint32_t name = ruby_id_name(t, id);
 		if (name)
-			err = add(t, out, name, 0, val);
+			err = fn(t, name, val, ctx);
 	}
 	free(e);
 	return err;
 }
 
-int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *out)
+/* The fiber-locals of the fiber th runs, each to fn. */
+static int fiber_locals_each(struct ruby_target *t, uint64_t th, fiber_local_fn fn, void *ctx)
 {
 	const struct ruby_layout *L = t->L;
-	memset(out, 0, sizeof(*out));
 	if (L->ec_local_storage < 0)
 		return ERR_UNSUPPORTED;
 	uint64_t ec, tbl;
@@ -137,10 +140,47 @@ int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *ou
 	err = err ?: mem_read_u64(&t->mem, ec + (uint64_t)L->ec_local_storage, &tbl);
 	if (err || !tbl)
 		return err;
-	err = L->ec_local_storage_idtbl ? idtbl_locals(t, tbl, out) : st_locals(t, tbl, out);
+	return L->ec_local_storage_idtbl ? idtbl_locals(t, tbl, fn, ctx) : st_locals(t, tbl, fn, ctx);
+}
+
+static int add_shown(struct ruby_target *t, uint32_t name, uint64_t value, void *ctx)
+{
+	return add(t, ctx, name, 0, value);
+}
+
+int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *out)
+{
+	memset(out, 0, sizeof(*out));
+	int err = fiber_locals_each(t, th, add_shown, out);
 	if (err)
 		ruby_locals_free(out);
 	return err;
+}
+
+struct one_local {
+	const char *key;
+	uint64_t value;
+	int found;
+};
+
+static int match(struct ruby_target *t, uint32_t name, uint64_t value, void *ctx)
+{
+	struct one_local *o = ctx;
+	if (strcmp(strtab_get(&t->strs, name), o->key))
+		return 0;
+	o->value = value;
+	o->found = 1;
+	return 1;
+}
+
+int ruby_fiber_local(struct ruby_target *t, uint64_t th, const char *key, uint64_t *value)
+{
+	struct one_local o = { key, 0, 0 };
+	int err = fiber_locals_each(t, th, match, &o);
+	if (err < 0)
+		return err;
+	*value = o.value;
+	return o.found;
 }
 
 void ruby_locals_free(struct ruby_locals *l)

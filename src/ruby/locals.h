@@ -31,6 +31,8 @@ struct ruby_locals {
 int ruby_frame_locals(struct ruby_target *t, const struct ruby_frame_at *at, struct ruby_locals *out);
 /* The fiber-local variables (Thread#[]) of the fiber the thread at th runs now. 0 or negative. */
 int ruby_fiber_locals(struct ruby_target *t, uint64_t th, struct ruby_locals *out);
+/* The fiber-local key (a Symbol's name) of the fiber th runs: 1 with its value, 0 when it has none, or negative. */
+int ruby_fiber_local(struct ruby_target *t, uint64_t th, const char *key, uint64_t *value);
 void ruby_locals_free(struct ruby_locals *l);
 
 #endif

@@ -75,6 +75,7 @@ struct ruby_target {
 	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */
 	const struct user_label *user_labels; /* --label's (label.h), set by who samples: read with WALK_LABELS */
 	int nuser_labels;
+	uint64_t ivar_misses[256][2]; /* label.c: objects found without an --label's instance variable, and when */
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;
 	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */
