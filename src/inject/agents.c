@@ -222,6 +222,11 @@ static int agent_load(struct agent *a, const char *api)
 	return rc;
 }
 
+static int by_version(const void *a, const void *b)
+{
+	return strverscmp((const char *)a, (const char *)b);
+}
+
 void agents_list(char *buf, size_t cap)
 {
 	char all[256] = "";
@@ -237,7 +242,7 @@ void agents_list(char *buf, size_t cap)
 			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && strlen(e->d_name) < 16)
 				snprintf(names[n++], 16, "%s", e->d_name);
 		closedir(d);
-		qsort(names, (size_t)n, sizeof(names[0]), (int (*)(const void *, const void *))strverscmp);
+		qsort(names, (size_t)n, sizeof(names[0]), by_version);
 		for (int i = 0; i < n; i++)
 			if (strlen(all) + strlen(names[i]) + 2 < sizeof(all))
 				strcat(strcat(all, names[i]), " ");
@@ -436,13 +441,38 @@ static int write_file(int dfd, const char *name, const struct afile *f)
 }
 
 /* The agent's files into root/base/name (root: the target's root seen from here). 0 or -errno. */
+/*
+ * The directory base ("/var/tmp") of the target's filesystem (root, seen from
+ * here) opened one name at a time, none of them a symbolic link: an absolute
+ * one would be resolved in our filesystem, not the target's. An fd, or -errno.
+ */
+static int open_base(const char *root, const char *base)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char part[PATH_MAX];
+	for (const char *p = base; fd >= 0 && *p;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (!n || n >= sizeof(part))
+			break;
+		memcpy(part, p, n);
+		part[n] = '\0';
+		p += n;
+		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(fd);
+		fd = next;
+		errno = e;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 static int place_in(const char *root, const char *base, const char *name, const struct agent *a)
 {
-	char path[PATH_MAX * 2];
-	snprintf(path, sizeof(path), "%s%s", root, base);
-	int bfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int bfd = open_base(root, base);
 	if (bfd < 0)
-		return -errno;
+		return bfd;
 	int dfd = own_dir(bfd, name);
 	int rc = dfd < 0 ? -EACCES : 0;
 	close(bfd);
