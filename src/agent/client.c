@@ -2,6 +2,7 @@
 #include "client.h"
 #include "proto.h"
 #include "../lib/err.h"
+#include "../proc/root.h"
 #include "../proc/task.h"
 
 #include <errno.h>
@@ -46,16 +47,23 @@ static int proc_runtime_dir(pid_t pid, char *buf, size_t cap)
 	return task_environ(pid, "XDG_RUNTIME_DIR", buf, cap) == 0 && buf[0] ? 0 : -1;
 }
 
-/* dir (seen from the process's root) is a directory of uid, closed to others, not a link. */
+/*
+ * The directory dir as the process sees it (resolved inside root: a
+ * container's /tmp may be a link to its /run/tmp), when it is uid's and
+ * closed to others: an fd, -EACCES when it may not be looked into, or
+ * another -errno (ERR_NO_AGENT: it is not trusted).
+ */
 static int dir_trusted(const char *root, const char *dir, uid_t uid)
 {
-	char p[200];
 	struct stat st;
-	if (snprintf(p, sizeof(p), "%s%s", root, dir) >= (int)sizeof(p))
-		return 0;
-	if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-		return 0;
-	return st.st_uid == uid && !(st.st_mode & 077);
+	int fd = root_open_dir(root, dir);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077)) {
+		close(fd);
+		return ERR_NO_AGENT;
+	}
+	return fd;
 }
 
 static int wait_readable(int fd, int timeout_ms)
@@ -135,22 +143,22 @@ int agent_connect(struct agent_conn *c, pid_t pid, int timeout_ms)
 		root[0] = 0;
 	r = ERR_NO_AGENT;
 	for (int i = 0; i < ndirs && r; i++) {
-		if (!dir_trusted(root, dirs[i], uid)) {
-			char d[200];
-			if (snprintf(d, sizeof(d), "%s%s", root, dirs[i]) < (int)sizeof(d) && access(d, F_OK) < 0 &&
-			    errno == EACCES)
+		int dfd = dir_trusted(root, dirs[i], uid);
+		if (dfd < 0) {
+			if (dfd == -EACCES)
 				r = -EACCES;
 			continue;
 		}
-		/* A path too long for a socket address: try it as the process sees it (same root). */
-		int e = snprintf(path, sizeof(path), "%s%s/%d.sock", root, dirs[i], (int)nspid) < (int)sizeof(path)
-				? try_connect(c, path) : -ENAMETOOLONG;
-		if (e == -ENAMETOOLONG && snprintf(path, sizeof(path), "%s/%d.sock", dirs[i], (int)nspid) < (int)sizeof(path))
-			e = try_connect(c, path);
+		/* the socket through the directory's fd (its path resolved as the process resolves it) */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%d.sock", dfd, (int)nspid);
+		int e = try_connect(c, path);
+		close(dfd);
 		if (e == -EACCES || e == -EPERM)
 			r = -EACCES;
-		else if (!e)
+		else if (!e) {
 			r = 0;
+			snprintf(c->path, sizeof(c->path), "%s%s/%d.sock", root, dirs[i], (int)nspid);
+		}
 	}
 	if (r)
 		return r;

@@ -8,7 +8,7 @@
 struct agent_conn {
 	int fd;
 	pid_t pid;
-	char path[160];
+	char path[512];
 	char hello[512]; /* the agent's HELLO answer */
 };
 

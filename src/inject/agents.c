@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "../lib/err.h"
+#include "../proc/root.h"
 #include "../ruby/target.h"
 
 /* The bundle linked into the binary (agents_obj.S): empty but for its magic and end in a build without agents. */
@@ -441,36 +442,9 @@ static int write_file(int dfd, const char *name, const struct afile *f)
 }
 
 /* The agent's files into root/base/name (root: the target's root seen from here). 0 or -errno. */
-/*
- * The directory base ("/var/tmp") of the target's filesystem (root, seen from
- * here) opened one name at a time, none of them a symbolic link: an absolute
- * one would be resolved in our filesystem, not the target's. An fd, or -errno.
- */
-static int open_base(const char *root, const char *base)
-{
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char part[PATH_MAX];
-	for (const char *p = base; fd >= 0 && *p;) {
-		while (*p == '/')
-			p++;
-		size_t n = strcspn(p, "/");
-		if (!n || n >= sizeof(part))
-			break;
-		memcpy(part, p, n);
-		part[n] = '\0';
-		p += n;
-		int next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		int e = errno;
-		close(fd);
-		fd = next;
-		errno = e;
-	}
-	return fd < 0 ? -errno : fd;
-}
-
 static int place_in(const char *root, const char *base, const char *name, const struct agent *a)
 {
-	int bfd = open_base(root, base);
+	int bfd = root_open_dir(root, base);
 	if (bfd < 0)
 		return bfd;
 	int dfd = own_dir(bfd, name);

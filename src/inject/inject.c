@@ -25,6 +25,7 @@
 #include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../proc/hijack.h"
+#include "../proc/root.h"
 #include "../proc/task.h"
 #include "../ruby/target.h"
 #include "../ruby/walk.h"
@@ -56,11 +57,14 @@ static int pathf(char *buf, size_t cap, const char *fmt, ...)
 }
 
 
+/* Does path exist in the target's filesystem (root), resolved as the target resolves it (proc/root.h)? */
 static int exists(const char *root, const char *path)
 {
-	char full[PATH_MAX * 2];
-	pathf(full, sizeof(full), "%s%s", root, path);
-	return !access(full, R_OK);
+	int fd = root_open(root, path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 /*
@@ -68,12 +72,12 @@ static int exists(const char *root, const char *path)
  * ("libruby-3.1.so.3.1", "" when none: built for a static Ruby) and the Ruby
  * API version its .rbscope.ruby section holds ("3.1", "" when it has none).
  */
-static int agent_built_for(const char *path, char *lib, size_t libcap, char *ver, size_t vercap)
+static int agent_built_for(const char *root, const char *path, char *lib, size_t libcap, char *ver, size_t vercap)
 {
 	lib[0] = ver[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = root_open(root, path, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
 	size_t shstrndx = 0;
@@ -130,7 +134,7 @@ static int version_cmp(const char *a, const char *b)
 
 struct agent_dirs {
 	char lib[PATH_MAX], ext[PATH_MAX]; /* as the target sees them; ext "" when the extension sits in lib */
-	char so[PATH_MAX];                 /* the extension, as seen from here */
+	char so[PATH_MAX];                 /* the extension, as the target sees it */
 	char version[32];
 };
 
@@ -138,10 +142,14 @@ struct agent_dirs {
 static int gem_in(const char *root, const char *dir, const char *api, struct agent_dirs *out)
 {
 	char path[PATH_MAX * 2];
-	pathf(path, sizeof(path), "%s%s/gems", root, dir);
-	DIR *d = opendir(path);
-	if (!d)
+	pathf(path, sizeof(path), "%s/gems", dir);
+	int dfd = root_open_dir(root, path);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
 		return -ENOENT;
+	}
 	struct dirent *de;
 	int found = -ENOENT;
 	while ((de = readdir(d))) {
@@ -163,7 +171,7 @@ static int gem_in(const char *root, const char *dir, const char *api, struct age
 			if (!exists(root, rb))
 				continue;
 		}
-		pathf(a.so, sizeof(a.so), "%s%s", root, rb);
+		pathf(a.so, sizeof(a.so), "%s", rb);
 		*out = a;
 		found = 0;
 	}
@@ -201,7 +209,7 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 				pathf(a->lib, sizeof(a->lib), "%s", d);
 			pathf(p, sizeof(p), "%s/rbscope/rbscope.so", d);
 			if (exists(t->root, p)) {
-				pathf(a->so, sizeof(a->so), "%s%s", t->root, p);
+				pathf(a->so, sizeof(a->so), "%s", p);
 				if (strcmp(d, a->lib))
 					pathf(a->ext, sizeof(a->ext), "%s", d);
 			}
@@ -259,7 +267,7 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 					    "give --agent DIR)",
 					    major, minor, (int)t->pid, *carried ? "it has: " : "none", carried);
 			}
-			pathf(a->so, sizeof(a->so), "%s%s/rbscope/rbscope.so", t->root, a->lib);
+			pathf(a->so, sizeof(a->so), "%s/rbscope/rbscope.so", a->lib);
 			pathf(a->version, sizeof(a->version), "%s", RBSCOPE_VERSION);
 		}
 	}
@@ -270,8 +278,8 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 			    "this version's gem", a->lib);
 	/* The extension links the libruby it was built for: it must be this one. */
 	char want[128], built[16];
-	if (agent_built_for(a->so, want, sizeof(want), built, sizeof(built)))
-		return inject_fail(msg, cap, ERR_INJECT, "cannot read the agent at %s", a->so + strlen(t->root));
+	if (agent_built_for(t->root, a->so, want, sizeof(want), built, sizeof(built)))
+		return inject_fail(msg, cap, ERR_INJECT, "cannot read the agent at %s", a->so);
 	if (want[0]) {
 		const char *base = strrchr(t->lib_path, '/');
 		base = base ? base + 1 : t->lib_path;
@@ -281,17 +289,17 @@ static int find_agent(const struct ruby_target *t, const struct inject_opts *o, 
 			stem = (size_t)(so - want);
 		if (strncmp(base, want, stem) || (base[stem] != '.' && base[stem] != '\0'))
 			return inject_fail(msg, cap, ERR_INJECT, "the agent at %s is built for %s, and process %d runs %s (Ruby %s)",
-				    a->so + strlen(t->root), want, (int)t->pid, base, t->version);
+				    a->so, want, (int)t->pid, base, t->version);
 	}
 	/* ... and says which Ruby it was built for (the one thing a build for a static Ruby can say). */
 	char api_mm[16];
 	pathf(api_mm, sizeof(api_mm), "%d.%d", major, minor);
 	if (!built[0] && !want[0])
 		return inject_fail(msg, cap, ERR_INJECT, "the agent at %s does not say which Ruby it is built for (no "
-			    ".rbscope.ruby section, no libruby): build it with this version's gem", a->so + strlen(t->root));
+			    ".rbscope.ruby section, no libruby): build it with this version's gem", a->so);
 	if (built[0] && strcmp(built, api_mm))
 		return inject_fail(msg, cap, ERR_INJECT, "the agent at %s is built for Ruby %s, and process %d runs Ruby %s",
-			    a->so + strlen(t->root), built, (int)t->pid, t->version);
+			    a->so, built, (int)t->pid, t->version);
 	return 0;
 }
 

@@ -64,10 +64,10 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s static >"$work/stat
 		check "static: $what: backtraces through that agent" \
 			sh -c "grep -q '^exit 0' '$d/inj.out' && grep -q 'static_spin' '$d/inj.out' && grep -q '\"parked\"' '$d/inj.out'"
 	done
-	# A world whose /tmp is an absolute symbolic link (a container's /tmp -> /run/...): resolved from here through
-	# /proc/PID/root it would land in our own filesystem, where a directory of that name is too (a decoy). The
-	# agent goes to its /var/tmp, nothing is written in ours. (Its socket is in XDG_RUNTIME_DIR, a plain directory:
-	# rbscope looks for an agent's socket in /tmp through /proc/PID/root too, the same way, not yet name by name.)
+	# A world whose /tmp is an absolute symbolic link (a container's /tmp -> /run/...): resolved by the kernel
+	# through /proc/PID/root it would land in our own filesystem, where a directory of that name is too (a decoy).
+	# Resolved inside the process's root: the agent is placed in its /run/..., and its socket found there; nothing
+	# is written in ours.
 	if root=$("$top/scripts/ruby-chroot" 2.7 2>/dev/null); then
 		ov=$work/symtmp
 		elsewhere=/run/rbscope-symtmp-$$
@@ -76,17 +76,16 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s static >"$work/stat
 		# own over it, with no gem)
 		mount -t overlay overlay -o "lowerdir=$root,upperdir=$ov/up,workdir=$ov/wk" "$ov/m" &&
 			rm -rf "$ov/m/tmp" && mkdir -p -m 1777 "$ov/m$elsewhere" && ln -s "$elsewhere" "$ov/m/tmp" && mkdir -p "$ov/m/var/tmp/st" &&
-			mkdir -p -m 0700 "$ov/m/var/run-app" &&
 			cp "$top/tests/integration/ruby/static-target.rb" "$ov/m/var/tmp/st/"
 		unshare -m --propagation private sh -c "mount -t tmpfs none $ov/m/var/lib/gems &&
-			exec chroot $ov/m env XDG_RUNTIME_DIR=/var/run-app ruby /var/tmp/st/static-target.rb" >"$work/symtmp.out" 2>&1 &
+			exec chroot $ov/m ruby /var/tmp/st/static-target.rb" >"$work/symtmp.out" 2>&1 &
 		stp=$!
 		pids="$pids $stp"
 		if await_ready "$work/symtmp.out" $stp; then
 			"$sbin" backtraces -p $stp --inject >"$work/symtmp.bt" 2>"$work/symtmp.err"
 			rc=$?
-			check "static: a process whose /tmp is an absolute symbolic link: the agent placed in its /var/tmp, loads, nothing written in ours (exit $rc; $(grep -m1 -o '/[a-z/]*/rbscope-agent-[^/]*' /proc/$stp/maps))" \
-				sh -c "test $rc = 0 && grep -q '/var/tmp/rbscope-agent-2.7-[0-9a-f]*/rbscope/rbscope.so' /proc/$stp/maps &&
+			check "static: a process whose /tmp is an absolute symbolic link: the agent placed where its /tmp leads, loads and answers, nothing written in ours (exit $rc; $(grep -m1 -o '/[a-z0-9/-]*/rbscope-agent-[^/]*' /proc/$stp/maps))" \
+				sh -c "test $rc = 0 && grep -q '$elsewhere/rbscope-agent-2.7-[0-9a-f]*/rbscope/rbscope.so' /proc/$stp/maps &&
 					test -z \"\$(ls -A '$elsewhere')\""
 		else
 			not_ok "static: the process with a symbolic /tmp did not start ($(head -c 200 "$work/symtmp.out"))"
