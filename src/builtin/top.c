@@ -151,14 +151,9 @@ static int write_table(struct view *v, struct sampling *sm, uint64_t now)
 		     100.0 * (double)rows[i].total / (double)total, (unsigned long long)rows[i].self,
 		     (unsigned long long)rows[i].total, label);
 	}
-	if (n > (uint64_t)show && !v->tty)
-		printf("(%llu more)\n", (unsigned long long)(n - (uint64_t)show));
-	if (!v->tty)
-		printf("\n");
-	fflush(stdout);
 	free(rows);
 	profile_free(&merged);
-	return ferror(stdout) ? -(errno ?: EIO) : 0;
+	return top_table_end(v->tty, n, (uint64_t)show);
 }
 
 static int top_ticked(void *ctx, struct sampling *sm, uint64_t now)

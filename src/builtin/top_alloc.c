@@ -77,12 +77,17 @@ static int table(const struct top_alloc_view *v, struct alloc_window *w, const s
 		printf("%6.2f%% %11s %11s  %-48s %s%s%s\n", all ? 100.0 * (double)part / (double)all : 0.0, o, b, site,
 		       in ? in : via ? via : "?", in && via ? " > " : "", in && via ? via : "");
 	}
-	if (n > (uint64_t)show && !v->tty)
-		printf("(%llu more)\n", (unsigned long long)(n - (uint64_t)show));
-	if (!v->tty)
+	free(rows);
+	return top_table_end(v->tty, n, (uint64_t)show);
+}
+
+int top_table_end(int tty, uint64_t n, uint64_t show)
+{
+	if (n > show && !tty)
+		printf("(%llu more)\n", (unsigned long long)(n - show));
+	if (!tty)
 		printf("\n");
 	fflush(stdout);
-	free(rows);
 	return ferror(stdout) ? -(errno ?: EIO) : 0;
 }
 

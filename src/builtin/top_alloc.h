@@ -12,6 +12,9 @@ struct top_alloc_view {
 	int by_bytes;
 };
 
+/* A table's end, either kind: "(N more)" of n rows when show were shown and not on a terminal, a blank line. 0 or -errno. */
+int top_table_end(int tty, uint64_t n, uint64_t show);
+
 /* Show the table every refresh until stopped, the count reached or the process gone: the exit code. */
 int top_alloc_run(struct top_alloc_view *v);
 
