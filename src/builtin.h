@@ -83,8 +83,9 @@ void builtin_hint_children(int pid, const char *remedy);
 #define BUILTIN_OPT_LABEL(v) \
 	OPT_CALL(0, "label", (v), "NAME=EXPR", \
 		 "also label each sample with a value read from its thread (repeatable, up to 4):\n" \
-		 "a local variable (order_id), an instance variable of self (@tenant) or a\n" \
-		 "fiber-local (Thread.current[:request_id]); pprof has it as label NAME", builtin_opt_label)
+		 "a local variable (order_id; Klass#meth:order_id: only that method's), an\n" \
+		 "instance variable of self (@tenant) or a fiber-local (Thread.current[:request_id]);\n" \
+		 "pprof has it as label NAME", builtin_opt_label)
 #define BUILTIN_OPT_FLAME \
 	OPT_CALL(0, "flame-min-width", NULL, "F", "leave out frames narrower than F of all samples (default 0.0001)", \
 		 builtin_opt_min_width), \

@@ -393,6 +393,21 @@ int ruby_user_label_parse(const char *spec, struct user_label *out, char *msg, s
 		snprintf(out->var, sizeof(out->var), "%.*s", (int)(end - k), k);
 		snprintf(var, sizeof(var), "%s", out->var);
 	} else {
+		const char *colon = strrchr(expr, ':');
+		if (colon && *expr != '@') { /* Klass#meth:var: the method's frames only */
+			size_t mlen = (size_t)(colon - expr);
+			if (!mlen || mlen >= sizeof(out->method) || !memchr(expr, '#', mlen) == !memchr(expr, '.', mlen)) {
+				snprintf(msg, cap, "--label '%s': a local of one method reads Klass#meth:var or Klass.meth:var",
+					 spec);
+				return ERR_USAGE;
+			}
+			snprintf(out->method, sizeof(out->method), "%.*s", (int)mlen, expr);
+			expr = colon + 1;
+			if (*expr == '@') {
+				snprintf(msg, cap, "--label '%s': Klass#meth: names a local's method; @name is self's", spec);
+				return ERR_USAGE;
+			}
+		}
 		out->kind = *expr == '@' ? USER_LABEL_IVAR : USER_LABEL_LOCAL;
 		if (strlen(expr) >= sizeof(out->var) || !ruby_identifier(expr + (*expr == '@')) ||
 		    (*expr != '@' && isupper((unsigned char)*expr))) {
@@ -553,6 +568,7 @@ int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame
 					continue;
 				uint32_t size, idx;
 				if (u->kind == USER_LABEL_LOCAL && frames[i].kind == FRAME_RUBY && at[i].iseq && at[i].ep &&
+				    (!u->method[0] || !strcmp(strtab_get(&t->strs, frames[i].name), u->method)) &&
 				    local_slot(t, at[i].iseq, k, u->var, &size, &idx))
 					have = word_at(t, at[i].ep - ((uint64_t)size - idx + 2) * 8, cx, &value);
 				else if (u->kind == USER_LABEL_IVAR && at[i].self && at[i].self != self_seen) {

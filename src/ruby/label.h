@@ -59,7 +59,8 @@ uint32_t ruby_request_label(struct ruby_target *t, const struct ruby_frame *fram
  * --label NAME=EXPR: a value every sample of a thread carries beside the
  * request, read from outside as the thread is read. EXPR is
  * - a local variable's name (order_id): in the innermost Ruby frame that has
- *   one of that name;
+ *   one of that name; Klass#meth:var (or Klass.meth:var) only in frames of
+ *   that method, as they are named ("Busy.run:n");
  * - @name: the instance variable of the innermost frame's self that has it;
  * - Thread.current[:key]: the fiber-local of the fiber the thread runs.
  * Without NAME=, the name is the variable's ("@tenant" is tenant).
@@ -69,6 +70,7 @@ struct user_label {
 	char key[48]; /* NAME: letters, digits, _ . - (not endpoint, the request's) */
 	int kind;
 	char var[64]; /* the local's name, the instance variable's (with its @), the fiber-local's key (no colon) */
+	char method[128]; /* a local's: only in frames named so ("" any) */
 };
 /* Parse one --label; 0, or ERR_USAGE with why in msg. */
 int ruby_user_label_parse(const char *spec, struct user_label *out, char *msg, size_t cap);

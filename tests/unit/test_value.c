@@ -161,8 +161,8 @@ static void test_random_memory(void **state)
 				assert_true(strlen(text) < sizeof(text));
 			}
 			/* --label's over the frames read: every kind, never a crash, at most one value each */
-			static const struct user_label ul[3] = { { "a", USER_LABEL_LOCAL, "x" }, { "b", USER_LABEL_IVAR, "@x" },
-								 { "c", USER_LABEL_FIBER, "x" } };
+			static const struct user_label ul[3] = { { "a", USER_LABEL_LOCAL, "x", "" }, { "b", USER_LABEL_IVAR, "@x", "" },
+								 { "c", USER_LABEL_FIBER, "x", "" } };
 			t.user_labels = ul;
 			t.nuser_labels = 3;
 			struct ruby_label_value out[USER_LABELS_MAX];
@@ -195,8 +195,15 @@ static void test_user_labels(void **state)
 	assert_int_equal(u.kind, USER_LABEL_FIBER);
 	assert_string_equal(u.var, "request_id");
 	assert_string_equal(u.key, "rid");
+	assert_int_equal(ruby_user_label_parse("n=Busy.run:n", &u, why, sizeof(why)), 0);
+	assert_int_equal(u.kind, USER_LABEL_LOCAL);
+	assert_string_equal(u.method, "Busy.run");
+	assert_string_equal(u.var, "n");
+	assert_int_equal(ruby_user_label_parse("OrdersController#show:order_id", &u, why, sizeof(why)), 0);
+	assert_string_equal(u.key, "order_id");
+	assert_string_equal(u.method, "OrdersController#show");
 	static const char *const bad[] = { "x=1a", "x=Foo", "endpoint=@x", "=@x", "x=", "x y=@a", "x=Thread.current[:]",
-					   "x=Thread.current[:a]b", "x=@", "x=a-b" };
+					   "x=Thread.current[:a]b", "x=@", "x=a-b", "x=Busy:n", "x=:n", "x=A#b:@c", "x=A#b.c:n" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why[0] = '\0';
 		assert_int_equal(ruby_user_label_parse(bad[i], &u, why, sizeof(why)), ERR_USAGE);
