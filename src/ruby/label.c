@@ -533,7 +533,13 @@ static int ivar_of(struct ruby_target *t, uint64_t v, int k, const char *name, u
 	return 0;
 }
 
-/* The word at addr: as the capture took it, from the walker's copy of the value stack, or read now. */
+/*
+ * The word at addr: as the capture took it, from the walker's copy of the
+ * value stack, or read now; for a capture's sample never read now (the tick
+ * comes up to a period after it: the frame may have returned and its slot
+ * hold another call's word, which would label the sample wrong). 1, or 0 when
+ * there is none.
+ */
 static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx *cx, uint64_t *w)
 {
 	if (cx && cx->word_at && cx->word_at == addr) {
@@ -548,6 +554,8 @@ static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx 
 		memcpy(w, cx->vs + (addr - cx->vs_lo), 8);
 		return 1;
 	}
+	if (cx && cx->by == 2)
+		return 0;
 	return !mem_read_u64(&t->mem, addr, w);
 }
 
