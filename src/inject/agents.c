@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../elf/elfsym.h"
 #include "../lib/err.h"
 #include "../proc/root.h"
 #include "../ruby/target.h"
@@ -326,18 +327,17 @@ static int glibc_needed(const unsigned char *bytes, size_t len)
 	return v;
 }
 
-/* The highest GLIBC_x.y the C library at path (from here) defines (0: none, not glibc's); -1 unreadable. */
-static int glibc_defined(const char *path)
+/*
+ * The highest GLIBC_x.y the target's C library at path (its maps path, opened
+ * as target.c opens its files) defines (0: none, not glibc's); -1 unreadable.
+ */
+static int glibc_defined(const struct ruby_target *t, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct elf_file ef;
+	if (ruby_target_open_elf(t, path, &ef))
 		return -1;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	int v = glibc_versions(e, 1);
-	if (e)
-		elf_end(e);
-	close(fd);
+	int v = glibc_versions(ef.elf, 1);
+	elf_close(&ef);
 	return v;
 }
 
@@ -504,11 +504,7 @@ int agents_place(const struct ruby_target *t, const char *api, char *dir, size_t
 			need = glibc_needed(a.v[i].bytes, a.v[i].len);
 	int musl;
 	const char *libc = target_libc(t, &musl);
-	char lpath[PATH_MAX * 2];
-	snprintf(lpath, sizeof(lpath), "%s%s", t->root, libc ? libc : "");
-	int have = libc && !musl ? glibc_defined(lpath) : 0;
-	if (libc && !musl && have < 0) /* a path in another mount namespace: from here, as target.c's files */
-		have = glibc_defined(libc);
+	int have = libc && !musl ? glibc_defined(t, libc) : 0;
 	if (need < 0)
 		rc = inject_fail(msg, mcap, ERR_INJECT, "the agent rbscope carries for Ruby %s does not read as ELF", api);
 	else if (musl || !libc || have <= 0)

@@ -178,6 +178,10 @@ static int word_copied(const struct label_ctx *cx, uint64_t addr, uint64_t *v)
 		*v = cx->word;
 		return 1;
 	}
+	if (cx && cx->local_at && cx->local_at == addr) {
+		*v = cx->local;
+		return 1;
+	}
 	if (!cx || !cx->vs || addr < cx->vs_lo || addr + 8 > cx->vs_hi || addr + 8 < addr)
 		return 0;
 	memcpy(v, cx->vs + (addr - cx->vs_lo), 8);
@@ -542,18 +546,8 @@ static int ivar_of(struct ruby_target *t, uint64_t v, int k, const char *name, u
  */
 static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx *cx, uint64_t *w)
 {
-	if (cx && cx->word_at && cx->word_at == addr) {
-		*w = cx->word;
+	if (word_copied(cx, addr, w))
 		return 1;
-	}
-	if (cx && cx->local_at && cx->local_at == addr) {
-		*w = cx->local;
-		return 1;
-	}
-	if (cx && cx->vs && addr >= cx->vs_lo && addr + 8 <= cx->vs_hi) {
-		memcpy(w, cx->vs + (addr - cx->vs_lo), 8);
-		return 1;
-	}
 	if (cx && cx->by == 2)
 		return 0;
 	return !mem_read_u64(&t->mem, addr, w);
