@@ -268,7 +268,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
 	};
 	if (c->labels) { /* (the GC's count as the frames were taken: a Rack env's label known unchanged while it is) */
-		struct label_ctx cx = { r->gcc, r->gcc != 0, NULL, 0, 0, 2, r->env_at, r->env, r->label_at, r->label };
+		struct label_ctx cx = { .gc = r->gcc, .gc_known = r->gcc != 0, .by = 2, .word_at = r->env_at, .word = r->env,
+					.local_at = r->label_at, .local = r->label };
 		ts.label = ruby_request_label(c->t, c->frames, c->at, k, &cx);
 		ts.nulabels = c->t->nuser_labels ? ruby_user_labels(c->t, ts.th, c->frames, c->at, k, &cx, ts.ulabels) : 0;
 	}

@@ -2,7 +2,6 @@
 #include "label.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,10 +181,30 @@ static int word_copied(const struct label_ctx *cx, uint64_t addr, uint64_t *v)
 		*v = cx->local;
 		return 1;
 	}
+	for (int i = 0; cx && cx->words && i < cx->words->n && i < LABEL_WORDS; i++)
+		if (cx->words->w[i].at == addr) {
+			*v = cx->words->w[i].v;
+			return 1;
+		}
 	if (!cx || !cx->vs || addr < cx->vs_lo || addr + 8 > cx->vs_hi || addr + 8 < addr)
 		return 0;
 	memcpy(v, cx->vs + (addr - cx->vs_lo), 8);
 	return 1;
+}
+
+/* Note that a label was read from the word at addr, whose value was v (cx->seen). */
+static void word_seen(const struct label_ctx *cx, uint64_t addr, uint64_t v)
+{
+	struct label_words *s = cx ? cx->seen : NULL;
+	if (!s || s->n > LABEL_WORDS)
+		return;
+	for (int i = 0; i < s->n; i++)
+		if (s->w[i].at == addr)
+			return;
+	if (s->n == LABEL_WORDS)
+		s->n++;
+	else
+		s->w[s->n++] = (struct label_word){ addr, v };
 }
 
 /*
@@ -266,8 +285,10 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 		/* The walker's read of the GVL holder's env, which a capture drained at this tick told unchanged
 		   moments ago (its stack as the walker reads it stands for its time off its CPU only, if for
 		   any): as told then. (The capture's frames come first; the walker's count says no GC since.) */
-		if (have_env && cx->by == 1 && e->told == t->samples)
+		if (have_env && cx->by == 1 && e->told == t->samples) {
+			word_seen(cx, slot, env);
 			return e->label;
+		}
 		int st_size = !!(e->head[L->rbasic_flags / 8] & (uint64_t)L->rhash_st_flag);
 		struct mem_iov iov[3];
 		int k = 0;
@@ -278,6 +299,7 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 			iov[k++] = (struct mem_iov){ e->table + (uint64_t)L->st_num_entries, &size, 8 };
 		if (t->mem.readv(&t->mem, iov, k) == 0) {
 			have_env = 1;
+			word_seen(cx, slot, env);
 			if (env == e->env && !memcmp(head, e->head, sizeof(head)) && (!st_size || size == e->size)) {
 				if (cx->by == 2)
 					e->told = t->samples + 1;
@@ -287,6 +309,7 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 	}
 	if (!have_env && mem_read_u64(&t->mem, slot, &env))
 		return 0;
+	word_seen(cx, slot, env);
 	if (!ruby_is_heap(t, env) || mem_read(&t->mem, env, head, sizeof(head)))
 		return 0;
 	uint64_t table = 0;
@@ -546,11 +569,10 @@ static int ivar_of(struct ruby_target *t, uint64_t v, int k, const char *name, u
  */
 static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx *cx, uint64_t *w)
 {
-	if (word_copied(cx, addr, w))
-		return 1;
-	if (cx && cx->by == 2)
+	if (!word_copied(cx, addr, w) && ((cx && cx->by == 2) || mem_read_u64(&t->mem, addr, w)))
 		return 0;
-	return !mem_read_u64(&t->mem, addr, w);
+	word_seen(cx, addr, *w);
+	return 1;
 }
 
 int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame *frames,

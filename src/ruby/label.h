@@ -13,6 +13,21 @@
  * the frames were taken), and a copy of the value stack [vs_lo, vs_hi)
  * (vs NULL: none).
  */
+/*
+ * The words of a thread's stack its labels were read from (a Rack env's
+ * slot, --label's locals) and their values then: a thread read the quiet
+ * way (quiet.c) keeps its labels only while they are unchanged, since a
+ * call returned and made again at the same place has the same frames, to
+ * the byte, and other values.
+ */
+#define LABEL_WORDS (1 + USER_LABELS_MAX)
+struct label_words {
+	int n; /* LABEL_WORDS + 1: more than fit (such a thread is read in full) */
+	struct label_word {
+		uint64_t at, v;
+	} w[LABEL_WORDS];
+};
+
 struct label_ctx {
 	uint64_t gc;
 	int gc_known;
@@ -24,6 +39,8 @@ struct label_ctx {
 	/* words taken with the frames (a capture's env parameter, and --label's local; target->env_iseq_seen):
 	   where, and their values */
 	uint64_t word_at, word, local_at, local;
+	const struct label_words *words; /* words read with the frames (a quiet read's), or NULL */
+	struct label_words *seen;        /* where the words a label was read from are noted, or NULL */
 };
 
 /*

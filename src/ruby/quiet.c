@@ -21,7 +21,7 @@ static size_t quiet_bytes(const struct ruby_target *t, const struct walk_slot *w
 {
 	uint64_t csz = (uint64_t)t->L->cfp_size;
 	if (!w->quiet || !w->ec || !w->stack || w->top.cfp < w->stack || w->top.cfp >= w->end || !w->top.ep ||
-	    (w->end - w->top.cfp) / csz != (uint64_t)w->last_n || w->last_named > room)
+	    (w->end - w->top.cfp) / csz != (uint64_t)w->last_n || w->last_named > room || w->lwords.n > LABEL_WORDS)
 		return 0;
 	return (size_t)w->last_n * csz;
 }
@@ -36,7 +36,9 @@ static int quiet_plan(const struct ruby_target *t, const struct walk_slot *w, st
 	iov[0] = (struct mem_iov){ w->ec, q->e, sizeof(q->e) };
 	iov[1] = (struct mem_iov){ w->top.cfp, q->cfps, bytes };
 	iov[2] = (struct mem_iov){ w->top.ep + (uint64_t)(L->env_index_me_cref * 8), &q->me, 8 };
-	return 3;
+	for (int i = 0; i < w->lwords.n; i++)
+		iov[3 + i] = (struct mem_iov){ w->lwords.w[i].at, &q->lw[i], 8 };
+	return 3 + w->lwords.n;
 }
 
 /* Judge a quiet read (th, q) of w: 1 and r's frames set when nothing moved, 0 to read the stack in full. */
@@ -49,9 +51,15 @@ int quiet_judge(const struct ruby_target *t, struct walk_slot *w, const unsigned
 		   q->e[L->ec_vm_stack / 8] == w->stack &&
 		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top.me &&
 		   !memcmp(q->cfps, w->last_cfps, (size_t)w->last_n * (size_t)L->cfp_size);
+	for (int i = 0; i < w->lwords.n && w->quiet; i++)
+		w->quiet = q->lw[i] == w->lwords.w[i].v; /* (the same frames of another call, else) */
+	if (w->quiet && r->at && !w->last_at)
+		w->quiet = 0;
 	if (!w->quiet)
 		return 0;
 	memcpy(r->out, w->last_frames, (size_t)w->last_named * sizeof(*r->out));
+	if (r->at)
+		memcpy(r->at, w->last_at, (size_t)w->last_named * sizeof(*r->at));
 	r->nframes = w->last_named;
 	r->unchanged = 1;
 	return 1;
@@ -69,7 +77,7 @@ int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w,
 	if (!bytes || walk_grow(c, bytes, 0))
 		return 0;
 	struct quiet_parts q = { .cfps = c->buf };
-	struct mem_iov iov[WALK_EXTRAS + 4]; /* the extras, th, the quiet parts (quiet_plan) */
+	struct mem_iov iov[WALK_EXTRAS + 4 + LABEL_WORDS]; /* the extras, th, the quiet parts (quiet_plan) */
 	int niov = 0;
 	for (int i = 0; i < r->nextra; i++)
 		iov[niov++] = r->extra[i];
@@ -84,7 +92,7 @@ int quiet_read(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w,
 	return quiet_judge(t, w, th, &q, r);
 }
 
-#define BATCH_MAX 64 /* threads read the quiet way in one readv: their rb_thread_t and 3 parts each */
+#define BATCH_MAX 64 /* threads read the quiet way in one readv: their rb_thread_t and parts each */
 
 /*
  * One readv for the thread list, the GC's state (extra) and every thread of
@@ -108,7 +116,7 @@ int quiet_read_batch(struct ruby_target *t, struct walk_cache *c, const struct m
 	if (quiet < 2)
 		return 0;
 	if (!c->bth && (!(c->bth = malloc(BATCH_MAX * t->th_read_len)) || !(c->bq = malloc(BATCH_MAX * sizeof(*c->bq))) ||
-			!(c->biov = malloc((WALK_EXTRAS + 4 * BATCH_MAX) * sizeof(*c->biov))))) {
+			!(c->biov = malloc((WALK_EXTRAS + (4 + LABEL_WORDS) * BATCH_MAX) * sizeof(*c->biov))))) {
 		free(c->bth), free(c->bq), free(c->biov);
 		c->bth = NULL, c->bq = NULL, c->biov = NULL;
 		return 0;

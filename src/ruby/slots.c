@@ -8,9 +8,12 @@ void walk_slot_forget(struct walk_slot *w)
 {
 	free(w->last_cfps);
 	free(w->last_frames);
+	free(w->last_at);
 	free(w->nat);
 	w->last_cfps = NULL;
 	w->last_frames = NULL;
+	w->last_at = NULL;
+	w->lwords.n = 0;
 	w->nat = NULL;
 	w->nat_n = 0;
 	w->last_n = w->last_named = w->quiet = w->last_cap = 0;

@@ -9,6 +9,7 @@
 #include "../proc/mem.h"
 #include "../proc/unwind.h"
 #include "frames.h"
+#include "label.h"
 #include "sample.h"
 #include "target.h"
 
@@ -53,11 +54,13 @@ struct walk_slot {
 	   stack stays put (quiet_read); quiet when the two last reads found the same frames. */
 	unsigned char *last_cfps;
 	struct ruby_frame *last_frames;
+	struct ruby_frame_at *last_at; /* and where each lived (WALK_LABELS) */
 	int last_n, last_named, quiet;
 	int last_cap; /* frames last_cfps and last_frames have room for */
 	uint32_t label; /* WALK_LABELS: the request its last read in full served (a quiet read's frames are those) */
 	int nulabels;   /* and --label's values then */
 	struct ruby_label_value ulabels[USER_LABELS_MAX];
+	struct label_words lwords; /* the words they were read from: a quiet read reads them again */
 	/* --native, on its CPU without the GVL: the native frames of its last kernel sample, and of which call */
 	struct native_frame *nat;
 	int nat_n;
@@ -75,6 +78,7 @@ struct walk_slot {
 /* The parts of a quiet read of one thread (quiet_plan). */
 struct quiet_parts {
 	uint64_t e[3], me;
+	uint64_t lw[LABEL_WORDS]; /* the slot's label words (lwords) */
 	unsigned char *cfps; /* where its control frames are read to */
 };
 

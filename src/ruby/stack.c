@@ -259,15 +259,20 @@ static void remember_clean(struct walk_slot *w, const struct ruby_layout *L, con
 		return;
 	}
 	int need = n > r->nframes ? n : r->nframes;
-	if (need > w->last_cap) {
+	if (need > w->last_cap || (r->at && !w->last_at)) {
 		int cap = need < 32 ? 32 : need; /* room to grow a little without another realloc */
+		if (cap < w->last_cap)
+			cap = w->last_cap;
 		unsigned char *c = realloc(w->last_cfps, (size_t)cap * (size_t)L->cfp_size);
 		if (c)
 			w->last_cfps = c;
 		struct ruby_frame *f = c ? realloc(w->last_frames, (size_t)cap * sizeof(*f)) : NULL;
 		if (f)
 			w->last_frames = f;
-		if (!c || !f) {
+		struct ruby_frame_at *a = f && r->at ? realloc(w->last_at, (size_t)cap * sizeof(*a)) : NULL;
+		if (a)
+			w->last_at = a;
+		if (!c || !f || (r->at && !a)) {
 			walk_slot_forget(w);
 			return;
 		}
@@ -277,6 +282,8 @@ static void remember_clean(struct walk_slot *w, const struct ruby_layout *L, con
 		   !memcmp(w->last_frames, r->out, (size_t)r->nframes * sizeof(*r->out));
 	memcpy(w->last_cfps, cfps, bytes);
 	memcpy(w->last_frames, r->out, (size_t)r->nframes * sizeof(*r->out));
+	if (r->at && w->last_at)
+		memcpy(w->last_at, r->at, (size_t)r->nframes * sizeof(*r->at));
 	w->last_n = n;
 	w->last_named = r->nframes;
 }

@@ -39,6 +39,15 @@ static void at_shift(struct ruby_sample *s, unsigned flags, const struct ruby_th
 }
 
 /* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
+/* Has --label one read at each tick whatever the frames (an instance variable, a fiber-local)? */
+static int labels_at_tick(const struct ruby_target *t)
+{
+	for (int k = 0; k < t->nuser_labels && k < USER_LABELS_MAX; k++)
+		if (t->user_labels[k].kind != USER_LABEL_LOCAL)
+			return 1;
+	return 0;
+}
+
 static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
 			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
 {
@@ -94,11 +103,19 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	ts->unreadable = r->unreadable;
 	ts->unstarted = r->unstarted;
 	ts->label = 0;
-	if (flags & WALK_LABELS) { /* (a quiet read's frames are its last full read's: so is the request) */
-		struct label_ctx cx = { t->walk->gc_count, t->walk->gc_known, r->vs, r->vs_lo, r->vs_hi, 1, 0, 0, 0, 0 };
+	if (flags & WALK_LABELS) {
+		/* A quiet read's frames are its last full read's, and the words its labels were read from are
+		   as they were: so is the request, and --label's locals. Instance variables and fiber-locals are
+		   read at the tick. */
+		struct label_words seen = { 0 };
+		struct label_ctx cx = { .gc = t->walk->gc_count, .gc_known = t->walk->gc_known, .vs = r->vs,
+					.vs_lo = r->vs_lo, .vs_hi = r->vs_hi, .by = 1,
+					.words = r->unchanged ? &w->lwords : NULL, .seen = r->unchanged ? NULL : &seen };
 		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes, &cx);
-		if (t->nuser_labels && !r->unchanged)
+		if (t->nuser_labels && (!r->unchanged || labels_at_tick(t)))
 			w->nulabels = ruby_user_labels(t, w->th, ts->frames, r->at, ts->nframes, &cx, w->ulabels);
+		if (!r->unchanged)
+			w->lwords = seen;
 		if (t->nuser_labels) {
 			ts->nulabels = w->nulabels;
 			memcpy(ts->ulabels, w->ulabels, sizeof(ts->ulabels));

@@ -368,7 +368,7 @@ static void test_rack_env_labels(void **state)
 	struct ruby_frame frames[2] = { { ruby_intern(&t, "BenchRack#call"), 0, 1, FRAME_RUBY },
 					{ ruby_intern(&t, "<main>"), 0, 1, FRAME_RUBY } };
 	struct ruby_frame_at at[2] = { { iseq, ep, 0 }, { 0, 0, 0 } };
-	struct label_ctx cx = { 5, 1, NULL, 0, 0, 0, 0, 0, 0, 0 };
+	struct label_ctx cx = { .gc = 5, .gc_known = 1 };
 #define LABEL() strtab_get(&t.strs, ruby_request_label(&t, frames, at, 2, &cx))
 	assert_string_equal(LABEL(), "GET /orders/:id");
 	uint64_t before = syscalls;

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "lib/err.h"
+#include "ruby/label.h"
 #include "ruby/layout.h"
 #include "ruby/target.h"
 #include "ruby/walk.h"
@@ -966,6 +967,84 @@ static void test_quiet_thread_that_moved_is_read_in_full(void **state)
 	free(s);
 }
 
+/*
+ * Method label's iseq gets a local table of two: names a and b (Symbols of
+ * a table of global symbols at syms, made here), so --label reads them.
+ */
+static void put_locals(struct image *img, const char *label, uint64_t syms)
+{
+	const struct ruby_layout *L = img->L;
+	uint64_t is = iseq_addr(iseq_of(img, label)), body = is + 0x40, table = is + 0x380;
+	uint64_t ids = syms + 0x100, idsbuf = syms + 0x140, chunk = syms + 0x180, chunkbuf = syms + 0x200;
+	put32(img, syms + off(L->symbols_last_id), 1000);
+	put64(img, syms + off(L->symbols_ids), ids);
+	put64(img, ids, (uint64_t)L->t_array);
+	put64(img, ids + off(L->rarray_heap_len), 1);
+	put64(img, ids + off(L->rarray_heap_ptr), idsbuf);
+	put64(img, idsbuf, chunk);
+	put64(img, chunk, (uint64_t)L->t_array);
+	put64(img, chunk + off(L->rarray_heap_len), (uint64_t)L->id_entry_unit * (uint64_t)L->id_entry_size);
+	put64(img, chunk + off(L->rarray_heap_ptr), chunkbuf);
+	const char *names[2] = { "a", "b" };
+	for (uint64_t j = 0; j < 2; j++) {
+		uint64_t serial = 300 + j, str = syms + 0x800 + j * 0x80;
+		put64(img, chunkbuf + serial * (uint64_t)L->id_entry_size * 8, str);
+		put_string(img, str, names[j]);
+		put64(img, table + j * 8, serial << L->id_scope_shift);
+	}
+	put64(img, body + off(L->body_local_table), table);
+	put32(img, body + off(L->body_local_table_size), 2);
+}
+
+/* The text of --label's value of thread sample ts ("" for none). */
+static const char *label_of(struct ruby_target *t, const struct ruby_thread_sample *ts)
+{
+	return ts->nulabels ? strtab_get(&t->strs, ts->ulabels[0].text) : "";
+}
+
+/*
+ * --label b=b over a parked thread read the quiet way: the thread returns
+ * from handle and calls it again at the same place with another b (its
+ * frames the same to the byte): the next sample reads it in full and has
+ * the new value, not the last full read's.
+ */
+static void test_quiet_thread_keeps_labels_only_while_their_words_stand(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	uint64_t syms = BASE + 0xa000;
+	put_locals(img, "handle", syms);
+	uint64_t b = stack_addr(1) + (uint64_t)(FRAME_WORDS * 2 + 1) * 8; /* handle (depth 2)'s local 1 */
+	put64(img, b, 7 << 1 | 1);
+	struct script sc = { .img = img };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	t.symbols = syms;
+	map_init(&t.labels);
+	struct user_label u;
+	char msg[128];
+	assert_int_equal(ruby_user_label_parse("b", &u, msg, sizeof(msg)), 0);
+	t.user_labels = &u;
+	t.nuser_labels = 1;
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
+		assert_int_equal(s->threads[1].unchanged, round >= 2);
+		assert_string_equal(label_of(&t, &s->threads[1]), "b=7");
+	}
+	put64(img, b, 8 << 1 | 1);
+	assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
+	assert_false(s->threads[1].unchanged);
+	assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+	assert_string_equal(label_of(&t, &s->threads[1]), "b=8");
+	assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
+	assert_true(s->threads[1].unchanged);
+	assert_string_equal(label_of(&t, &s->threads[1]), "b=8");
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -984,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_thread_unmapped_between_reads_refuses_sample),
 		cmocka_unit_test(test_thread_exiting_under_its_stack_read_is_counted_torn),
 		cmocka_unit_test(test_quiet_thread_that_moved_is_read_in_full),
+		cmocka_unit_test(test_quiet_thread_keeps_labels_only_while_their_words_stand),
 	};
 	return cmocka_run_group_tests_name("walk_protocol", tests, NULL, NULL);
 }
