@@ -36,6 +36,15 @@
 #endif
 #include "encindex.h"
 #include "probe_private.h" /* st.c, symbol.c, id_table.c and hash.c private definitions, extracted by gen-layouts */
+/* Bignums and generic instance variables from a whole Debian source tree only (RBSCOPE_CORE: a release's vendored
+   internal headers, which lack them: the donor's would stand in for the release's own) */
+#if !defined(RBSCOPE_CORE) && __has_include("internal/bignum.h")
+#include "internal/bignum.h"
+#endif
+#if !defined(RBSCOPE_CORE) && !V(4, 0) && __has_include("variable.h")
+#include "variable.h"
+#define RBSCOPE_GEN_IVTBL 1
+#endif
 #include <stdio.h>
 #include <string.h>
 #include "layout_fields.h"
@@ -527,6 +536,41 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_rstruct_heap_len OFF(struct RStruct, as.heap.len)
 #define F_rstruct_heap_ptr OFF(struct RStruct, as.heap.ptr)
 #define F_rstruct_embed_ary OFF(struct RStruct, as.ary)
+
+#if !defined(RBSCOPE_CORE) && defined(BIGNUM_EMBED_FLAG)
+#define F_rbignum_sign_bit ((long long)BIGNUM_SIGN_BIT)
+#define F_rbignum_embed_flag ((long long)BIGNUM_EMBED_FLAG)
+#define F_rbignum_embed_len_mask ((long long)BIGNUM_EMBED_LEN_MASK)
+#define F_rbignum_embed_len_shift ((long long)BIGNUM_EMBED_LEN_SHIFT)
+#define F_rbignum_heap_len OFF(struct RBignum, as.heap.len)
+#define F_rbignum_heap_digits OFF(struct RBignum, as.heap.digits)
+#define F_rbignum_embed_ary OFF(struct RBignum, as.ary)
+#define F_bdigit_size ((long long)SIZEOF_BDIGIT)
+#else
+#define F_rbignum_sign_bit NONE
+#define F_rbignum_embed_flag NONE
+#define F_rbignum_embed_len_mask NONE
+#define F_rbignum_embed_len_shift NONE
+#define F_rbignum_heap_len NONE
+#define F_rbignum_heap_digits NONE
+#define F_rbignum_embed_ary NONE
+#define F_bdigit_size NONE
+#endif
+/* (3.3+: the entry is a union, its shape's slots or a table of their own when "too complex") */
+#if defined(RBSCOPE_GEN_IVTBL) && V(3, 3)
+#define F_gen_ivtbl_numiv OFF(struct gen_ivtbl, as.shape.numiv)
+#define F_gen_ivtbl_ivptr OFF(struct gen_ivtbl, as.shape.ivptr)
+#define F_gen_ivtbl_ivptr_ptr \
+	((long long)__builtin_types_compatible_p(__typeof__(((struct gen_ivtbl *)0)->as.shape.ivptr), VALUE *))
+#elif defined(RBSCOPE_GEN_IVTBL)
+#define F_gen_ivtbl_numiv OFF(struct gen_ivtbl, numiv)
+#define F_gen_ivtbl_ivptr OFF(struct gen_ivtbl, ivptr)
+#define F_gen_ivtbl_ivptr_ptr 0LL
+#else
+#define F_gen_ivtbl_numiv NONE
+#define F_gen_ivtbl_ivptr NONE
+#define F_gen_ivtbl_ivptr_ptr NONE
+#endif
 
 #define EMIT(name) printf("\t.%s = %lld,\n", #name, (long long)(F_##name));
 /* "paths" mode: each field and the expression it was measured with, for the DWARF reader's table. */

@@ -73,6 +73,8 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 	const char *jit = ruby_jit_on(t);
 	if (jit)
 		printf("%s on: a frame running JIT code shows its line as ?\n", jit);
+	if (s->at && !ruby_thread_variables_read(t))
+		printf("Thread variables (thread_variable_get) are not read on this Ruby: its table of them is not known\n");
 	for (int i = 0; i < s->nthreads; i++) {
 		const struct ruby_thread_sample *th = &s->threads[i];
 		const char *name = th->name ? strtab_get(&t->strs, th->name) : th->main ? "main" : "";
@@ -101,6 +103,11 @@ static void print_text(struct ruby_target *t, const struct ruby_sample *s)
 			int err = ruby_fiber_locals(t, th->th, &l);
 			text_locals(t, &l, err, "    ", "Thread.current[:", "]");
 			ruby_locals_free(&l);
+			if (ruby_thread_variables_read(t)) {
+				err = ruby_thread_variables(t, th->th, &l);
+				text_locals(t, &l, err, "    ", "thread_variable_get(:", ")");
+				ruby_locals_free(&l);
+			}
 		}
 		for (int j = 0; j < th->nframes; j++) {
 			const struct ruby_frame *f = &th->frames[j];
@@ -210,6 +217,9 @@ static void print_json(struct ruby_target *t, const struct ruby_sample *s)
 			struct ruby_locals l;
 			int err = ruby_fiber_locals(t, th->th, &l);
 			json_locals(t, "", "fiber_locals", &l, err);
+			ruby_locals_free(&l);
+			err = ruby_thread_variables(t, th->th, &l);
+			json_locals(t, ",", "thread_variables", &l, err);
 			ruby_locals_free(&l);
 			printf(",");
 		}

@@ -45,6 +45,7 @@ int elf_open(const char *path, struct elf_file *ef)
 			ef->seg[ef->nseg].offset = ph.p_offset;
 			ef->seg[ef->nseg].filesz = ph.p_filesz;
 			ef->seg[ef->nseg].writable = !!(ph.p_flags & PF_W);
+			ef->seg[ef->nseg].executable = !!(ph.p_flags & PF_X);
 			ef->nseg++;
 		}
 	}
@@ -99,4 +100,21 @@ int elf_lookup(struct elf_file *ef, const char *name, uint64_t *value, uint64_t 
 	if (!lookup_in(ef->elf, SHT_DYNSYM, name, value, size))
 		return 0;
 	return lookup_in(ef->elf, SHT_SYMTAB, name, value, size);
+}
+
+const struct elf_segment *elf_segment_of(const struct elf_file *ef, uint64_t vaddr)
+{
+	for (int i = 0; i < ef->nseg; i++)
+		if (vaddr >= ef->seg[i].vaddr && vaddr - ef->seg[i].vaddr < ef->seg[i].memsz)
+			return &ef->seg[i];
+	return NULL;
+}
+
+int elf_read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct elf_segment *s = elf_segment_of(ef, vaddr);
+	if (!s || vaddr - s->vaddr > s->filesz || len > s->filesz - (vaddr - s->vaddr))
+		return -ENOENT;
+	ssize_t got = pread(ef->fd, buf, len, (off_t)(s->offset + (vaddr - s->vaddr)));
+	return got == (ssize_t)len ? 0 : -EIO;
 }

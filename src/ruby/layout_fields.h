@@ -102,4 +102,12 @@
 	X(classext_iv_index_tbl) X(iv_index_entry_index) X(rclass_super) \
 	X(shape_tree_list) X(shape_tree_root) X(shape_tree_next_id) X(shape_type_too_complex) \
 	/* RStruct: its members in the slot (their count in the flags) or behind a pointer */ \
-	X(rstruct_embed_len_mask) X(rstruct_embed_len_shift) X(rstruct_heap_len) X(rstruct_heap_ptr) X(rstruct_embed_ary)
+	X(rstruct_embed_len_mask) X(rstruct_embed_len_shift) X(rstruct_heap_len) X(rstruct_heap_ptr) X(rstruct_embed_ary) \
+	/* RBignum: its sign (the bit set: not negative), its digits in the slot (their count in the flags) or \
+	 * behind a pointer, bdigit_size bytes each, the least significant first (Debian's Rubies' headers) */ \
+	X(rbignum_sign_bit) X(rbignum_embed_flag) X(rbignum_embed_len_mask) X(rbignum_embed_len_shift) \
+	X(rbignum_heap_len) X(rbignum_heap_digits) X(rbignum_embed_ary) X(bdigit_size) \
+	/* the instance variables of an object other than a plain one (a Thread's thread variables): their \
+	 * count and slots in its struct gen_ivtbl, found in the VM's generic table by the object; the slots \
+	 * in the entry (gen_ivtbl_ivptr_ptr 0) or behind a pointer there (1) (Debian's Rubies' headers) */ \
+	X(gen_ivtbl_numiv) X(gen_ivtbl_ivptr) X(gen_ivtbl_ivptr_ptr)

@@ -1,4 +1,4 @@
-/* locals.c: a frame's local variables and a thread's fiber-local variables, read from outside (snapshot --locals). */
+/* locals.c: a frame's local variables and a thread's fiber-local and thread variables, read from outside (snapshot --locals). */
 #include "locals.h"
 
 #include <errno.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../lib/err.h"
+#include "frames.h"
 #include "object.h"
 
 #define LOCAL_TABLE_MAX 65536 /* a local table longer than this is not one */
@@ -181,6 +182,48 @@ int ruby_fiber_local(struct ruby_target *t, uint64_t th, const char *key, uint64
 		return err;
 	*value = o.value;
 	return o.found;
+}
+
+#define THREAD_IVARS 32 /* a Thread's generic instance variables looked through for "locals" */
+
+int ruby_thread_variables_read(const struct ruby_target *t)
+{
+	return t->generic_ivtbl && t->L->gen_ivtbl_ivptr >= 0 && t->L->th_self >= 0;
+}
+
+int ruby_thread_variables(struct ruby_target *t, uint64_t th, struct ruby_locals *out)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t self, hdr[2], hash = 0, hflags, size, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN];
+	struct ruby_ivar iv[THREAD_IVARS];
+	int total;
+	memset(out, 0, sizeof(*out));
+	if (L->th_self < 0)
+		return ERR_UNSUPPORTED;
+	int err = mem_read_u64(&t->mem, th + (uint64_t)L->th_self, &self);
+	if (err || !ruby_is_heap(t, self) || (err = mem_read(&t->mem, self, hdr, sizeof(hdr))))
+		return err ? err : ERR_TORN;
+	int n = ruby_generic_ivars(t, self, hdr[L->rbasic_flags / 8], hdr[L->rbasic_klass / 8], iv, THREAD_IVARS, &total);
+	for (int i = 0; i < n && !hash; i++) {
+		uint32_t name = ruby_id_name(t, iv[i].id);
+		if (name && !strcmp(strtab_get(&t->strs, name), "locals"))
+			hash = iv[i].value;
+	}
+	if (n <= 0 || !hash)
+		return n < 0 ? n : 0; /* none set yet */
+	if (ruby_type_of(t, hash, &hflags) != L->t_hash)
+		return ERR_TORN;
+	int k = ruby_hash_pairs(t, hash, hflags, keys, vals, RUBY_ST_SCAN, &size);
+	for (int i = 0; i < k && !err; i++) {
+		char name[256];
+		if (ruby_symbol_name(t, keys[i], name, sizeof(name)))
+			err = add(t, out, ruby_intern(t, name), 0, vals[i]);
+	}
+	if (!err && k >= 0 && size > (uint64_t)k)
+		out->more += (int)(size - (uint64_t)k < 1000000 ? size - (uint64_t)k : 1000000);
+	if (err || k < 0)
+		ruby_locals_free(out);
+	return err ? err : k < 0 ? k : 0;
 }
 
 void ruby_locals_free(struct ruby_locals *l)

@@ -456,13 +456,15 @@ static int class_ivar_named(struct ruby_target *t, uint64_t klass, const char *n
 
 #define IVARS_MAX 256 /* an object's ivar slots read */
 
-/* Up to 3.1: the ivar names are the class's iv_index_tbl (ID -> index, or -> an entry holding it). */
-static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
-			    int max, int *total)
+/*
+ * Up to 3.1: the ivar names are the class's iv_index_tbl (ID -> index, or ->
+ * an entry holding it), for an object of class klass whose numiv slots ivs holds.
+ */
+static int ivars_by_class_tbl(struct ruby_target *t, uint64_t klass, const uint64_t *ivs, uint32_t numiv,
+			      struct ruby_ivar *out, int max, int *total)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t cflags, ext, tbl, ptr, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN], ivs[IVARS_MAX];
-	uint32_t numiv;
+	uint64_t cflags, ext, tbl, keys[RUBY_ST_SCAN], vals[RUBY_ST_SCAN];
 	int err;
 	/* its class, past a singleton class of its own */
 	for (int hop = 0; hop < 4; hop++) {
@@ -478,17 +480,6 @@ static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, u
 		return err;
 	if (!tbl)
 		return 0;
-	if (flags & (uint64_t)L->robject_embed_flag) {
-		numiv = (uint32_t)L->robject_embed_len;
-		ptr = v + (uint64_t)L->robject_embed_ary;
-	} else if ((err = mem_read_u32(&t->mem, v + (uint64_t)L->robject_heap_numiv, &numiv)) ||
-		   (err = mem_read_u64(&t->mem, v + (uint64_t)L->robject_heap_ivptr, &ptr))) {
-		return err;
-	}
-	if (numiv > IVARS_MAX)
-		numiv = IVARS_MAX;
-	if (numiv && (err = mem_read(&t->mem, ptr, ivs, numiv * 8)))
-		return err;
 	int n = ruby_st_pairs(t, tbl, keys, vals), k = 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t index = (uint32_t)vals[i];
@@ -504,6 +495,33 @@ static int object_ivars_tbl(struct ruby_target *t, uint64_t v, uint64_t flags, u
 	return n < 0 ? n : k;
 }
 
+/* The ivars of an object whose numiv slots are at ptr, named by its shape (3.2+) or its class's table. */
+static int ivars_of_slots(struct ruby_target *t, uint64_t flags, uint64_t klass, uint64_t ptr, uint32_t numiv,
+			  struct ruby_ivar *out, int max, int *total)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t ivs[IVARS_MAX];
+	int err;
+	*total = 0;
+	if (numiv > IVARS_MAX)
+		numiv = IVARS_MAX;
+	if (L->shape_flag_shift >= 0) {
+		int n = shape_ivars(t, flags, out, max, total), k = 0;
+		for (int i = 0; i < n; i++) {
+			uint64_t value;
+			if (out[i].value >= numiv)
+				continue; /* (a slot the entry has no room for: not set) */
+			if ((err = mem_read_u64(&t->mem, ptr + out[i].value * 8, &value)))
+				return err;
+			out[k++] = (struct ruby_ivar){ out[i].id, value };
+		}
+		return n < 0 ? n : k;
+	}
+	if (numiv && (err = mem_read(&t->mem, ptr, ivs, numiv * 8)))
+		return err;
+	return ivars_by_class_tbl(t, klass, ivs, numiv, out, max, total);
+}
+
 int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out, int max,
 		      int *total)
 {
@@ -511,8 +529,18 @@ int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_
 	*total = 0;
 	if (L->robject_embed_flag < 0 || L->rclass_super < 0)
 		return ERR_UNSUPPORTED;
-	if (L->shape_flag_shift < 0)
-		return L->classext_iv_index_tbl >= 0 ? object_ivars_tbl(t, v, flags, klass, out, max, total) : ERR_UNSUPPORTED;
+	if (L->shape_flag_shift < 0) {
+		if (L->classext_iv_index_tbl < 0)
+			return ERR_UNSUPPORTED;
+		uint64_t ptr = v + (uint64_t)L->robject_embed_ary;
+		uint32_t numiv = (uint32_t)L->robject_embed_len;
+		int err;
+		if (!(flags & (uint64_t)L->robject_embed_flag) &&
+		    ((err = mem_read_u32(&t->mem, v + (uint64_t)L->robject_heap_numiv, &numiv)) ||
+		     (err = mem_read_u64(&t->mem, v + (uint64_t)L->robject_heap_ivptr, &ptr))))
+			return err;
+		return ivars_of_slots(t, flags, klass, ptr, numiv, out, max, total);
+	}
 	/* 3.2+: the object's shape names each ivar and its slot, in the object or behind its pointer */
 	int n = shape_ivars(t, flags, out, max, total), err;
 	uint64_t ptr = v + (uint64_t)L->robject_embed_ary;
@@ -523,6 +551,59 @@ int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_
 		if ((err = mem_read_u64(&t->mem, ptr + out[i].value * 8, &out[i].value)))
 			return err;
 	return n;
+}
+
+#define ST_FIND_MAX (1u << 22) /* entries an st_table may have to be looked through */
+
+int ruby_st_find(struct ruby_target *t, uint64_t tbl, uint64_t key, uint64_t *rec)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t hdr[8];
+	unsigned char e[256 * 24];
+	size_t esz = (size_t)L->st_entry_size;
+	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
+		 bound = hdr[L->st_entries_bound / 8];
+	if (bound < start || bound - start > ST_FIND_MAX || hdr[L->st_num_entries / 8] > bound - start || esz > 24)
+		return ERR_CORRUPT;
+	for (uint64_t i = start; i < bound; i += 256) {
+		size_t k = bound - i < 256 ? (size_t)(bound - i) : 256;
+		if ((err = mem_read(&t->mem, entries + i * esz, e, k * esz)))
+			return err;
+		for (size_t j = 0; j < k; j++) {
+			uint64_t hash, ekey;
+			memcpy(&hash, e + j * esz + L->st_entry_hash, 8);
+			memcpy(&ekey, e + j * esz + L->st_entry_key, 8);
+			if (hash != ~0ULL && ekey == key) {
+				memcpy(rec, e + j * esz + L->st_entry_record, 8);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int ruby_generic_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
+		       int max, int *total)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t tbl, gen, ptr;
+	uint32_t numiv;
+	*total = 0;
+	if (!t->generic_ivtbl || L->gen_ivtbl_ivptr < 0 || L->gen_ivtbl_numiv < 0 || L->rclass_super < 0)
+		return ERR_UNSUPPORTED;
+	int err = mem_read_u64(&t->mem, t->generic_ivtbl, &tbl), r;
+	if (err || !tbl)
+		return err;
+	if ((r = ruby_st_find(t, tbl, v, &gen)) <= 0)
+		return r;
+	ptr = gen + (uint64_t)L->gen_ivtbl_ivptr;
+	if ((err = mem_read_u32(&t->mem, gen + (uint64_t)L->gen_ivtbl_numiv, &numiv)) ||
+	    (L->gen_ivtbl_ivptr_ptr > 0 && (err = mem_read_u64(&t->mem, ptr, &ptr))))
+		return err;
+	return ivars_of_slots(t, flags, klass, ptr, numiv, out, max, total);
 }
 
 int ruby_struct_members(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,

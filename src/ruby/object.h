@@ -23,6 +23,8 @@ int ruby_string_peek(struct ruby_target *t, uint64_t v, char *out, size_t cap, u
 /* ruby_string_peek of the String at v whose first RUBY_STRING_HEAD bytes were read into hdr. */
 int ruby_string_from_head(struct ruby_target *t, uint64_t v, const unsigned char *hdr, char *out, size_t cap,
 			  uint64_t *len, uint64_t *flags);
+/* The record of key in the st_table at tbl, looked through whole: 1 and *rec, 0 when it has none, or negative. */
+int ruby_st_find(struct ruby_target *t, uint64_t tbl, uint64_t key, uint64_t *rec);
 /* st_table entries ruby_st_pairs looks at. */
 #define RUBY_ST_SCAN 64
 /* The live entries of the st_table at tbl (deleted ones skipped), the first RUBY_ST_SCAN: their count, or negative. */
@@ -59,6 +61,14 @@ struct ruby_ivar {
  */
 int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out, int max,
 		      int *total);
+/*
+ * The same of an object other than a plain one (a Thread, a String): those
+ * kept in the VM's table of generic instance variables (Debian's Rubies
+ * 2.7-3.4; ERR_UNSUPPORTED elsewhere, or when a 3.3+ object keeps them in a
+ * table of its own). 0 when it has none.
+ */
+int ruby_generic_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
+		       int max, int *total);
 /* The members of the T_STRUCT at v, the same way: each one's name (a Symbol, from its class's __members__). */
 int ruby_struct_members(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_t klass, struct ruby_ivar *out,
 			int max, int *total);

@@ -227,12 +227,70 @@ static int find_vm(struct ruby_target *t, struct elf_file *ef)
 	return 0;
 }
 
+/*
+ * The address a RIP-relative load into %rdi (48 8b 3d disp32) in the
+ * len bytes of code at vaddr reads, the first one into a writable segment
+ * (a static variable); else 0.
+ */
+static uint64_t code_loads_rdi(struct elf_file *ef, uint64_t vaddr, const unsigned char *code, size_t len)
+{
+	for (size_t i = 0; i + 7 <= len; i++) {
+		if (code[i] != 0x48 || code[i + 1] != 0x8b || code[i + 2] != 0x3d)
+			continue;
+		int32_t disp;
+		memcpy(&disp, code + i + 3, 4);
+		uint64_t at = vaddr + i + 7 + (uint64_t)(int64_t)disp;
+		const struct elf_segment *s = elf_segment_of(ef, at);
+		if (s && s->writable)
+			return at;
+	}
+	return 0;
+}
+
+#define GENERIC_CODE 192 /* bytes of a function looked through */
+
+/*
+ * variable.c's table of the objects that have instance variables outside
+ * their slot (generic_iv_tbl_, static: no symbol in a stripped libruby):
+ * rb_mark_generic_ivar hands it to st_lookup, itself (3.4) or in the first
+ * function it calls (2.7-3.3), loading it into the first argument's
+ * register. object.c checks the table it points to when it reads it.
+ */
+static void find_generic_ivtbl(struct ruby_target *t, struct elf_file *ef)
+{
+	uint64_t sym, size, at = 0;
+	unsigned char code[GENERIC_CODE], callee[GENERIC_CODE];
+	if (!elf_lookup(ef, "generic_iv_tbl_", &sym, &size) || !elf_lookup(ef, "generic_iv_tbl", &sym, &size)) {
+		t->generic_ivtbl = t->bias + sym; /* (a build with its symbol table) */
+		return;
+	}
+	if (elf_lookup(ef, "rb_mark_generic_ivar", &sym, &size) || elf_read(ef, sym, code, sizeof(code)))
+		return;
+	if (!(at = code_loads_rdi(ef, sym, code, sizeof(code)))) {
+		/* the calls it makes (e8 rel32), in order: the first into code of its own file that loads it */
+		for (size_t i = 0; i + 5 <= sizeof(code) && !at; i++) {
+			if (code[i] != 0xe8)
+				continue;
+			int32_t rel;
+			memcpy(&rel, code + i + 1, 4);
+			uint64_t to = sym + i + 5 + (uint64_t)(int64_t)rel;
+			const struct elf_segment *s = elf_segment_of(ef, to);
+			if (s && s->executable && !elf_read(ef, to, callee, sizeof(callee)))
+				at = code_loads_rdi(ef, to, callee, sizeof(callee));
+		}
+	}
+	if (at)
+		t->generic_ivtbl = t->bias + at;
+}
+
 /* Where the ELF says the symbol table is (object.c checks it, or scans, when it first names an ID). */
 static void find_symbols(struct ruby_target *t, struct elf_file *ef)
 {
 	uint64_t sym;
 	if (ef && !elf_lookup(ef, "ruby_global_symbols", &sym, NULL))
 		t->symbols_sym = t->bias + sym;
+	if (ef && t->L->gen_ivtbl_ivptr >= 0)
+		find_generic_ivtbl(t, ef);
 	/* (and the JITs' enabled flags, bools since 3.2: 3.1's YJIT has a function, jit.c looks at its code) */
 	const char *jits[] = { "rb_yjit_enabled_p", "rb_zjit_enabled_p" };
 	uint64_t size;

@@ -43,6 +43,7 @@ struct ruby_target {
 	uint64_t vm;             /* rb_vm_t * */
 	uint64_t symbols;        /* &ruby_global_symbols, 0 until found (object.c finds it the first time it names an ID) */
 	uint64_t symbols_sym;    /* where libruby's ruby_global_symbols symbol says it is, 0 if it has none */
+	uint64_t generic_ivtbl;  /* where variable.c's st_table * of generic instance variables is, 0 unknown (target.c) */
 	int symbols_searched;    /* object.c looked for it */
 	uint64_t shape_list;     /* 3.3+: the object shapes (rb_shape_tree_ptr's list), 0 until object.c has found it */
 	int shape_list_searched;

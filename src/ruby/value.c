@@ -214,6 +214,7 @@ static void symbol_text(struct buf *b, const char *name, int label)
 static void torn(struct show *sh, const char *what)
 {
 	sh->out->torn = 1;
+	sh->out->simple = 0; /* (its text is not the value) */
 	buf_addf(sh->b, "(%s)", what);
 }
 
@@ -338,7 +339,7 @@ static int array_head(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_
 }
 
 /* Is v a static or dynamic Symbol? Its name into name if so. */
-static int symbol_name(struct ruby_target *t, uint64_t v, char *name, size_t cap)
+int ruby_symbol_name(struct ruby_target *t, uint64_t v, char *name, size_t cap)
 {
 	const struct ruby_layout *L = t->L;
 	if ((v & ~(~0ULL << L->special_shift)) == (uint64_t)L->symbol_flag) {
@@ -382,7 +383,7 @@ static void show_container(struct show *sh, uint64_t v, uint64_t flags, int type
 			continue;
 		}
 		char name[256];
-		if (L->api_major * 100 + L->api_minor >= 304 && symbol_name(t, keys[i], name, sizeof(name))) {
+		if (L->api_major * 100 + L->api_minor >= 304 && ruby_symbol_name(t, keys[i], name, sizeof(name))) {
 			symbol_text(sh->b, name, 1);
 		} else {
 			show_value(sh, keys[i], depth + 1);
@@ -425,7 +426,7 @@ static void show_fields(struct show *sh, uint64_t v, uint64_t flags, uint64_t kl
 		uint32_t id = type == L->t_object ? ruby_id_name(t, iv[i].id) : 0;
 		if (type == L->t_object)
 			snprintf(name, sizeof(name), "%s", id ? strtab_get(&t->strs, id) : "?");
-		else if (!symbol_name(t, iv[i].id, name, sizeof(name)))
+		else if (!ruby_symbol_name(t, iv[i].id, name, sizeof(name)))
 			snprintf(name, sizeof(name), "?");
 		buf_addf(sh->b, "%s%s=", i ? ", " : " ", name);
 		show_value(sh, iv[i].value, depth + 1);
@@ -435,6 +436,61 @@ static void show_fields(struct show *sh, uint64_t v, uint64_t flags, uint64_t kl
 	buf_addch(sh->b, '>');
 	if (n < 0 && n != ERR_UNSUPPORTED)
 		torn(sh, "fields unreadable");
+}
+
+#define BIGNUM_SHOWN_BYTES 1024 /* a larger Integer (over 2,466 decimal digits) is shown by its size */
+
+/* A Bignum's decimal digits, as Integer#inspect writes them; 1 when shown. */
+static int show_bignum(struct show *sh, uint64_t v, uint64_t flags)
+{
+	struct ruby_target *t = sh->t;
+	const struct ruby_layout *L = t->L;
+	int64_t dsz = L->bdigit_size;
+	if (L->rbignum_embed_flag < 0 || L->rbignum_heap_digits < 0 || dsz <= 0 || dsz > 8)
+		return 0;
+	uint64_t len, ptr = v + (uint64_t)L->rbignum_embed_ary;
+	if (flags & (uint64_t)L->rbignum_embed_flag)
+		len = (flags & (uint64_t)L->rbignum_embed_len_mask) >> L->rbignum_embed_len_shift;
+	else if (mem_read_u64(&t->mem, v + (uint64_t)L->rbignum_heap_len, &len) ||
+		 mem_read_u64(&t->mem, v + (uint64_t)L->rbignum_heap_digits, &ptr)) {
+		torn(sh, "unreadable Integer");
+		return 1;
+	}
+	if (len > BIGNUM_SHOWN_BYTES / (uint64_t)dsz) {
+		sh->out->simple = 0; /* (its size only: not the value) */
+		buf_addf(sh->b, "#<Integer: %s%llu bits>", flags & (uint64_t)L->rbignum_sign_bit ? "" : "-",
+			 (unsigned long long)(len * (uint64_t)dsz * 8));
+		return 1;
+	}
+	/* the digits, least significant first, as little-endian 32-bit words */
+	uint32_t w[BIGNUM_SHOWN_BYTES / 4 + 2] = { 0 };
+	size_t bytes = (size_t)len * (size_t)dsz, n = (bytes + 3) / 4;
+	if (bytes && mem_read(&t->mem, ptr, w, bytes)) {
+		torn(sh, "unreadable Integer");
+		return 1;
+	}
+	/* divided by 10^9 until nothing is left: each remainder nine decimal digits, the lowest first */
+	uint32_t chunks[(BIGNUM_SHOWN_BYTES / 4) * 32 / 29 + 2];
+	size_t nc = 0;
+	while (n && !w[n - 1])
+		n--;
+	while (n) {
+		uint64_t rem = 0;
+		for (size_t i = n; i-- > 0;) {
+			uint64_t cur = rem << 32 | w[i];
+			w[i] = (uint32_t)(cur / 1000000000u);
+			rem = cur % 1000000000u;
+		}
+		chunks[nc++] = (uint32_t)rem;
+		while (n && !w[n - 1])
+			n--;
+	}
+	if (!(flags & (uint64_t)L->rbignum_sign_bit) && nc)
+		buf_adds(sh->b, "-");
+	buf_addf(sh->b, "%u", nc ? chunks[nc - 1] : 0);
+	for (size_t i = nc - (nc > 0); i-- > 0;)
+		buf_addf(sh->b, "%09u", chunks[i]);
+	return 1;
 }
 
 static void show_value(struct show *sh, uint64_t v, int depth)
@@ -453,7 +509,7 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 			float_text(sh->b, flonum(v));
 		else if (*imm == 'S') {
 			char name[256];
-			if (symbol_name(t, v, name, sizeof(name)))
+			if (ruby_symbol_name(t, v, name, sizeof(name)))
 				symbol_text(sh->b, name, 0);
 			else
 				torn(sh, "unknown Symbol");
@@ -485,7 +541,8 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 	}
 	if (depth == 0) {
 		sh->out->cls = cls;
-		sh->out->simple = type == L->t_string || type == L->t_float || type == L->t_symbol;
+		sh->out->simple = type == L->t_string || type == L->t_float || type == L->t_symbol ||
+				  (type == L->t_bignum && L->bdigit_size > 0);
 	}
 	if (type == L->t_string) {
 		show_string(sh, v, depth);
@@ -497,6 +554,8 @@ static void show_value(struct show *sh, uint64_t v, int depth)
 			float_text(sh->b, d);
 	} else if (type == L->t_symbol) {
 		show_symbol_object(sh, v, 0);
+	} else if (type == L->t_bignum && show_bignum(sh, v, flags)) {
+		/* (shown) */
 	} else if (type == L->t_array || type == L->t_hash) {
 		show_container(sh, v, flags, type, cls, depth);
 	} else if (type == L->t_class || type == L->t_module) {
@@ -542,7 +601,7 @@ int ruby_value_label(struct ruby_target *t, uint64_t v, char *text, size_t cap)
 		return -EINVAL;
 	const char *imm = immediate_class(L, v);
 	if (imm && *imm == 'S') { /* a static Symbol: its bare name */
-		if (!symbol_name(t, v, text, cap)) {
+		if (!ruby_symbol_name(t, v, text, cap)) {
 			snprintf(text, cap, "(unknown Symbol)");
 			return ERR_TORN;
 		}
@@ -580,7 +639,7 @@ int ruby_value_label(struct ruby_target *t, uint64_t v, char *text, size_t cap)
 		text[k] = '\0';
 		return 0;
 	}
-	if (type == L->t_float || type == L->t_symbol) {
+	if (type == L->t_float || type == L->t_symbol || (type == L->t_bignum && L->bdigit_size > 0)) {
 		struct buf b = BUF_INIT(256);
 		struct ruby_shown shown = { 0 };
 		struct show sh = { t, &b, &shown };

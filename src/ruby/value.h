@@ -29,6 +29,8 @@ struct ruby_shown {
 /* Show the value v (a VALUE of the target). 0, or -ENOMEM (out is then empty but valid). */
 int ruby_value_show(struct ruby_target *t, uint64_t v, struct ruby_shown *out);
 void ruby_shown_free(struct ruby_shown *s);
+/* The name of the Symbol v (static or dynamic) into name: 1, or 0 when it does not read as one. */
+int ruby_symbol_name(struct ruby_target *t, uint64_t v, char *name, size_t cap);
 /*
  * A value as a label's text (--label): nil, true, false, an Integer, a
  * Float and a Symbol's name as inspect writes them, a String's own bytes (up

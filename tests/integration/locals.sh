@@ -12,13 +12,15 @@ for ver in $RUBIES; do
 	"$RBSCOPE" snapshot -p "$pid" --locals --json >"$work/locals.json" 2>"$work/e"
 	ruby "$locals_check" "$oracle" "$work/locals.json" >"$work/said" 2>&1
 	rc=$?
-	check "locals: ruby $ver: every argument, local and Thread#[] as Ruby sees it, live ($(head -n 3 "$work/said" | tr '\n' ' '))" \
+	check "locals: ruby $ver: every argument, local, Thread#[] and thread variable as Ruby sees it, live ($(head -n 3 "$work/said" | tr '\n' ' '))" \
 		test $rc = 0
 	"$RBSCOPE" snapshot -p "$pid" --locals >"$work/locals.txt" 2>"$work/e"
-	check "locals: ruby $ver: text: one \`name = value\` line each, under its frame, fiber-locals under the thread" \
+	check "locals: ruby $ver: text: one \`name = value\` line each, under its frame, fiber-locals and thread variables under the thread" \
 		sh -c "grep -q '^    Shape#deep (' '$work/locals.txt' && grep -qF '        self = #<Shape @name=\"circle\">' '$work/locals.txt' &&
 			grep -qF '        lv_utf8 = \"héllo 日本\"' '$work/locals.txt' &&
-			grep -qF '    Thread.current[:fl_request] = \"req-42\"' '$work/locals.txt'"
+			grep -qF '        lv_big = 1180591620717411303424' '$work/locals.txt' &&
+			grep -qF '    Thread.current[:fl_request] = \"req-42\"' '$work/locals.txt' &&
+			grep -qF '    thread_variable_get(:tv_tenant) = \"acme\"' '$work/locals.txt'"
 	if command -v gcore >/dev/null; then
 		root=$("$top/scripts/ruby-chroot" "$ver")
 		sysroot=()

@@ -119,6 +119,65 @@ static void test_strings(void **state)
 }
 
 
+/* A Bignum of the 3.3 layout at addr: its sign and 32-bit digits, in its slot (n <= 3) or behind a pointer at digits. */
+static void put_bignum(unsigned char *m, const struct ruby_layout *L, uint64_t addr, int negative, const uint32_t *d,
+		       uint64_t n, uint64_t digits)
+{
+	uint64_t flags = (uint64_t)L->t_bignum | (negative ? 0 : (uint64_t)L->rbignum_sign_bit), klass = BASE + 0x8000;
+	assert_int_equal(L->bdigit_size, 4);
+	if (digits) {
+		memcpy(m + (addr - BASE) + L->rbignum_heap_len, &n, 8);
+		memcpy(m + (addr - BASE) + L->rbignum_heap_digits, &digits, 8);
+		if (digits >= BASE && digits < BASE + SIZE)
+			memcpy(m + (digits - BASE), d, n * 4);
+	} else {
+		flags |= (uint64_t)L->rbignum_embed_flag | n << L->rbignum_embed_len_shift;
+		memcpy(m + (addr - BASE) + L->rbignum_embed_ary, d, n * 4);
+	}
+	memcpy(m + (addr - BASE) + L->rbasic_flags, &flags, 8);
+	memcpy(m + (addr - BASE) + L->rbasic_klass, &klass, 8);
+}
+
+/* Bignums: their decimal digits as Integer#inspect writes them, in the slot or not; a huge one by its size. */
+static void test_bignums(void **state)
+{
+	(void)state;
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	target_on(&t, m, ruby_layout_find("3.3.8", NULL));
+	const struct ruby_layout *L = t.L;
+	const uint32_t two70[3] = { 0, 0, 64 };                       /* 2**70 */
+	const uint32_t neg[4] = { 12345, 0, 0, 16 };                  /* 2**100 + 12345 */
+	const uint32_t nines[4] = { 0x3b9ac9ff, 0, 0, 0 };            /* 999999999, its high digits 0 */
+	const uint32_t carry[3] = { 0xdea00000, 0x35c9adc5, 0x36 };   /* 10**21: every 9-digit chunk but the first 0 */
+	put_bignum(m, L, BASE + 0x1000, 0, two70, 3, 0);
+	expect(&t, BASE + 0x1000, "1180591620717411303424", "Integer", 1);
+	put_bignum(m, L, BASE + 0x2000, 1, neg, 4, BASE + 0x2100);
+	expect(&t, BASE + 0x2000, "-1267650600228229401496703217721", "Integer", 1);
+	put_bignum(m, L, BASE + 0x3000, 0, nines, 4, BASE + 0x3100);
+	expect(&t, BASE + 0x3000, "999999999", "Integer", 1);
+	put_bignum(m, L, BASE + 0x4000, 0, carry, 3, 0);
+	expect(&t, BASE + 0x4000, "1000000000000000000000", "Integer", 1);
+	/* 2**8191 (256 digits): in full; one more digit: its size */
+	uint32_t *big = calloc(257, 4);
+	big[255] = 0x80000000u;
+	put_bignum(m, L, BASE + 0x5000, 0, big, 256, BASE + 0x10000);
+	struct ruby_shown sh;
+	assert_int_equal(ruby_value_show(&t, BASE + 0x5000, &sh), 0);
+	assert_int_equal(strlen(sh.text), 2466);
+	assert_memory_equal(sh.text, "545374", 6);
+	assert_true(sh.simple);
+	ruby_shown_free(&sh);
+	put_bignum(m, L, BASE + 0x6000, 1, big, 257, BASE + 0x10000);
+	expect(&t, BASE + 0x6000, "#<Integer: -8224 bits>", "Integer", 0);
+	/* digits not mapped: said */
+	put_bignum(m, L, BASE + 0x7000, 0, big, 4, BASE + SIZE + 0x1000);
+	expect(&t, BASE + 0x7000, "(unreadable Integer)", "Integer", 0);
+	free(big);
+	ruby_target_detach(&t);
+	free(m);
+}
+
 /* Over random memory, every layout: locals and values read without a crash, each with some text. */
 static void test_random_memory(void **state)
 {
@@ -427,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_rack_env_labels),
 		cmocka_unit_test(test_immediates),
 		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_bignums),
 		cmocka_unit_test(test_random_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 # locals-check.rb ORACLE SNAPSHOT_JSON: snapshot --locals of locals.rb against the program's own view of its
 # variables (its "oracle" lines): every simple value equal to its inspect (a String longer than rbscope shows: its
 # first bytes and length), objects with their ivars, Structs and Ranges too (an object's without its address),
-# every other value's class the same; the fiber-locals; parameters marked; self. Prints
+# every other value's class the same; the fiber-locals and thread variables; parameters marked; self. Prints
 # each difference and exits 1 if there is one.
 require "json"
 
@@ -49,12 +49,15 @@ deep = frames.find { |f| f["name"] == "Shape#deep" }
 bad << "Shape#deep: self #{deep&.dig("self", "value").inspect}" unless deep&.dig("self", "value") == '#<Shape @name="circle">'
 top = frames.find { |f| f["name"] == "<main>" }
 bad << "<main>: self #{top&.dig("self", "value").inspect}" unless top&.dig("self", "value") == "main"
-oracle.select { |o| o["fiber_locals"] }.each do |o|
-  th = snap["threads"].find do |t|
-    o["fiber_locals"] == "main" ? t["main"] : (t["fiber_locals"] || []).any? { |l| l["name"] == "fl_worker" }
+{ "fiber_locals" => "Thread#[:%s]", "thread_variables" => "thread_variable_get(:%s)" }.each do |kind, how|
+  oracle.select { |o| o[kind] }.each do |o|
+    th = snap["threads"].find do |t|
+      o[kind] == "main" ? t["main"] : (t["fiber_locals"] || []).any? { |l| l["name"] == "fl_worker" }
+    end
+    bad << "#{o[kind]} thread: #{kind}: #{th["#{kind}_error"]}" if th && th["#{kind}_error"]
+    got = (th && th[kind] || []).to_h { |l| [l["name"], l["value"]] }
+    o["values"].each { |k, v| bad << "#{o[kind]} thread: #{how % k} #{got[k].inspect}, Ruby says #{v}" if got[k] != v }
   end
-  got = (th && th["fiber_locals"] || []).to_h { |l| [l["name"], l["value"]] }
-  o["values"].each { |k, v| bad << "#{o["fiber_locals"]} thread: Thread#[:#{k}] #{got[k].inspect}, Ruby says #{v}" if got[k] != v }
 end
 puts bad.empty? ? "#{vars.size} variables as Ruby sees them" : bad
 exit(bad.empty? ? 0 : 1)

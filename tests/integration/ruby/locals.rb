@@ -1,5 +1,6 @@
 # locals.rb: frames whose arguments and locals hold values of every kind, parked; before "ready" it prints its own
-# view of them (binding.local_variable_get's inspect and class, frame by frame, and its threads' Thread#[]) as
+# view of them (binding.local_variable_get's inspect and class, frame by frame, its threads' Thread#[] and
+# thread_variable_get) as
 # "oracle" lines of JSON, for snapshot --locals to be checked against (tests/integration/locals.sh).
 require "json"
 Encoding.default_external = Encoding::UTF_8 # (inspect writes é as it is, as rbscope does, whatever the locale)
@@ -19,8 +20,9 @@ $oracle = []
 def note(b, frame)
   b.local_variables.each do |n|
     v = b.local_variable_get(n)
+    # (an Integer of more than 8192 bits: rbscope gives its size, not its digits)
     simple = v.nil? || v == true || v == false || v.is_a?(Symbol) || v.is_a?(Float) ||
-             (v.is_a?(Integer) && v.abs <= FIXNUM_MAX) || v.is_a?(String)
+             (v.is_a?(Integer) && v.abs < 2**8192) || v.is_a?(String)
     # an object of a few ivars, a Struct, a Range: their inspect (an object's without its address)
     fields = v.is_a?(Shape) || v.is_a?(Struct) || v.is_a?(Range)
     $oracle << { frame: frame, name: n.to_s, class: v.class.name || "",
@@ -39,6 +41,9 @@ class Shape
     lv_neg = -5
     lv_fixmax = FIXNUM_MAX
     lv_big = 2**70
+    lv_negbig = -(2**100) - 12345
+    lv_bigger = 3**4000
+    lv_hugeint = 2**9000
     lv_float = 2.5
     lv_tenth = 0.1
     lv_small = -1.0e-05
@@ -86,9 +91,11 @@ class Shape
   def park
     Thread.current[:fl_request] = "req-42"
     Thread.current[:fl_count] = 7
-    Thread.current.thread_variable_set(:tv_ignored, 1)
+    Thread.current.thread_variable_set(:tv_count, 1)
+    Thread.current.thread_variable_set(:tv_big, 2**80)
     other = Thread.new do
       Thread.current[:fl_worker] = :w1
+      Thread.current.thread_variable_set(:tv_tenant, "acme")
       th_local = "in thread"
       note(binding, "block in Shape#park")
       sleep
@@ -96,6 +103,8 @@ class Shape
     sleep 0.01 until other.status == "sleep"
     $oracle << { fiber_locals: "main", values: { "fl_request" => "req-42".inspect, "fl_count" => "7" } }
     $oracle << { fiber_locals: "other", values: { "fl_worker" => ":w1" } }
+    $oracle << { thread_variables: "main", values: { "tv_count" => "1", "tv_big" => (2**80).inspect } }
+    $oracle << { thread_variables: "other", values: { "tv_tenant" => "acme".inspect } }
     $oracle.each { |o| puts "oracle #{JSON.generate(o)}" }
     puts "ready"
     $stdout.flush
