@@ -2,6 +2,7 @@
 #include "label.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +193,12 @@ static int word_copied(const struct label_ctx *cx, uint64_t addr, uint64_t *v)
 	return 1;
 }
 
+/* May the word at addr, not copied with the frames, be read now? Not from the thread's own VM stack. */
+static int read_later(const struct label_ctx *cx, uint64_t addr)
+{
+	return !cx || addr < cx->stack_lo || addr >= cx->stack_hi;
+}
+
 /* Note that a label was read from the word at addr, whose value was v (cx->seen). */
 static void word_seen(const struct label_ctx *cx, uint64_t addr, uint64_t v)
 {
@@ -281,6 +288,8 @@ static uint32_t env_label(struct ruby_target *t, uint64_t slot, const struct lab
 		e = &t->label_envs->e[(slot * 0x9e3779b97f4a7c15ULL) >> 58 & (ENV_SEEN - 1)];
 	uint64_t env = 0, head[RHASH_HEAD / 8], size = 0;
 	int have_env = word_copied(cx, slot, &env);
+	if (!have_env && !read_later(cx, slot))
+		return 0;
 	if (e && e->slot == slot && e->gc == cx->gc && e->label && (!have_env || env == e->env)) {
 		/* The walker's read of the GVL holder's env, which a capture drained at this tick told unchanged
 		   moments ago (its stack as the walker reads it stands for its time off its CPU only, if for
@@ -562,14 +571,15 @@ static int ivar_of(struct ruby_target *t, uint64_t v, int k, const char *name, u
 
 /*
  * The word at addr: as the capture took it, from the walker's copy of the
- * value stack, or read now; for a capture's sample never read now (the tick
- * comes up to a period after it: the frame may have returned and its slot
- * hold another call's word, which would label the sample wrong). 1, or 0 when
- * there is none.
+ * value stack, or read now (a frame's env on the heap); never read now for a
+ * capture's sample (the tick comes up to a period after it) nor from the
+ * walker's thread's own VM stack outside its copy: the frame may have
+ * returned since and its slot hold another call's word, which would label the
+ * sample wrong. 1, or 0 when there is none.
  */
 static int word_at(struct ruby_target *t, uint64_t addr, const struct label_ctx *cx, uint64_t *w)
 {
-	if (!word_copied(cx, addr, w) && ((cx && cx->by == 2) || mem_read_u64(&t->mem, addr, w)))
+	if (!word_copied(cx, addr, w) && ((cx && cx->by == 2) || !read_later(cx, addr) || mem_read_u64(&t->mem, addr, w)))
 		return 0;
 	word_seen(cx, addr, *w);
 	return 1;

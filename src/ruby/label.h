@@ -40,6 +40,7 @@ struct label_ctx {
 	   where, and their values */
 	uint64_t word_at, word, local_at, local;
 	const struct label_words *words; /* words read with the frames (a quiet read's), or NULL */
+	uint64_t stack_lo, stack_hi;     /* the thread's VM stack: a word there not copied is not read later */
 	struct label_words *seen;        /* where the words a label was read from are noted, or NULL */
 };
 
@@ -99,8 +100,9 @@ int ruby_user_label_parse(const char *spec, struct user_label *out, char *msg, s
  * ruby_value_label's, at most USER_LABEL_TEXT bytes. A local's word is the
  * one cx has where it has it (the capture takes it as it samples, once told
  * of its frames' iseq, as it takes a Rack env; the walker's copy of the value
- * stack), else read now; an instance variable and a fiber-local are read
- * now (a capture's: at the tick after it).
+ * stack), else read now unless it is on the thread's own VM stack (none
+ * then: word_at); an instance variable and a fiber-local are read now (a
+ * capture's: at the tick after it).
  */
 #define USER_LABEL_TEXT 64
 int ruby_user_labels(struct ruby_target *t, uint64_t th, const struct ruby_frame *frames,

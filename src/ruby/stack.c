@@ -288,6 +288,65 @@ static void remember_clean(struct walk_slot *w, const struct ruby_layout *L, con
 	w->last_named = r->nframes;
 }
 
+/*
+ * A thread that went deeper since the last sample than the read planned for
+ * has frames whose envs, locals and operands lie above the value stack read
+ * (sr->vhi): that part, up to the innermost such env, is read now, after the
+ * rest, into the buffer after it (where the frames read a second time were:
+ * judged already), so a frame's words (its env, a label's local or Rack env)
+ * come with the frame and not from a read later still, when it may have
+ * returned. *vhi gets the new end; *grew is 1 when ec->cfp moved meanwhile
+ * (the frames are then checked one by one, as for a torn read).
+ */
+static int value_stack_grown(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w,
+			     const struct stack_read *sr, const struct stack_view *v, int n, uint64_t *vhi, int *grew)
+{
+	const struct ruby_layout *L = t->L;
+	size_t csz = (size_t)L->cfp_size;
+	const unsigned char *cfps = c->buf + (v->top - sr->flo);
+	uint64_t want = 0, cfp_late = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t ep = walk_word(cfps + (size_t)i * csz, L->cfp_ep);
+		if (!(ep & 7) && ep >= sr->vhi && ep >= w->stack && ep + 8 <= w->end && ep + 8 > want)
+			want = ep + 8;
+	}
+	if (!want || want - sr->vhi > VS_MAX || want > v->top)
+		return 0; /* (none, or too far: their env words alone, by gather_eps) */
+	size_t at = (size_t)(sr->fhi - sr->flo + sr->vhi - sr->vlo);
+	int err = walk_grow(c, at + (size_t)(want - sr->vhi), 0);
+	if (err)
+		return err;
+	struct mem_iov iov[2] = { { sr->vhi, c->buf + at, (size_t)(want - sr->vhi) },
+				  { w->ec + (uint64_t)L->ec_cfp, &cfp_late, 8 } };
+	if (t->mem.readv(&t->mem, iov, 2))
+		return 0; /* (gather_eps reads their env words, or says why not) */
+	*vhi = want;
+	*grew = cfp_late != v->top;
+	return 0;
+}
+
+/*
+ * Where the words of the value stack read (up to vhi) stop being the named
+ * frames' own, for a label (a local, a Rack env): a thread that returned past
+ * its innermost frames by the end of the read (cfp2 outside top) may have
+ * called again at their depth in between (Busy.run(n).to_s: Integer#to_s's
+ * env where n was), its frames and env words read first and intact, its
+ * locals then written over. Only the words below the env of the innermost
+ * frame still live at the end are kept (none when that env is not on the
+ * stack read).
+ */
+static uint64_t label_words_end(const struct ruby_target *t, const struct walk_cache *c, const struct stack_read *sr,
+				const struct stack_view *v, uint64_t vhi)
+{
+	uint64_t csz = (uint64_t)t->L->cfp_size;
+	if (sr->cfp2 <= v->top)
+		return vhi;
+	if (sr->cfp2 < sr->flo || sr->cfp2 + csz > sr->fhi)
+		return sr->vlo;
+	uint64_t ep = walk_word(c->buf + (sr->cfp2 - sr->flo), t->L->cfp_ep);
+	return ep >= sr->vlo && ep + 8 <= vhi ? ep + 8 : sr->vlo;
+}
+
 /* Name the frames of a read that covered them (v), and remember where the value stack's top was. */
 static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const struct stack_read *sr,
 		      const struct stack_view *v, struct thread_read *r)
@@ -300,9 +359,14 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	if ((err = walk_grow(c, 0, (size_t)n)))
 		return err;
 	const unsigned char *cfps = c->buf + (v->top - sr->flo);
-	int moved = 0;
-	if ((err = gather_eps(t, c, w, cfps, n, c->buf + (sr->fhi - sr->flo), sr->vlo, sr->vhi, v->top, &moved)))
+	int moved = 0, grew = 0;
+	uint64_t vhi = sr->vhi;
+	if ((err = value_stack_grown(t, c, w, sr, v, n, &vhi, &grew)))
+		return err;
+	cfps = c->buf + (v->top - sr->flo); /* (c->buf may have moved) */
+	if ((err = gather_eps(t, c, w, cfps, n, c->buf + (sr->fhi - sr->flo), sr->vlo, vhi, v->top, &moved)))
 		return err == -EFAULT ? ERR_TORN : err;
+	moved |= grew;
 	uint64_t sp_max = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t sp = walk_word(cfps + (size_t)i * csz, L->cfp_sp);
@@ -316,7 +380,7 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	int dropped = 0;
 	r->vs = c->buf + (sr->fhi - sr->flo);
 	r->vs_lo = sr->vlo;
-	r->vs_hi = sr->vhi;
+	r->vs_hi = label_words_end(t, c, sr, v, grew ? sr->vhi : vhi);
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);

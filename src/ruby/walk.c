@@ -109,7 +109,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 		   read at the tick. */
 		struct label_words seen = { 0 };
 		struct label_ctx cx = { .gc = t->walk->gc_count, .gc_known = t->walk->gc_known, .vs = r->vs,
-					.vs_lo = r->vs_lo, .vs_hi = r->vs_hi, .by = 1,
+					.vs_lo = r->vs_lo, .vs_hi = r->vs_hi, .by = 1, .stack_lo = w->stack, .stack_hi = w->end,
 					.words = r->unchanged ? &w->lwords : NULL, .seen = r->unchanged ? NULL : &seen };
 		ts->label = w->label = r->unchanged ? w->label : ruby_request_label(t, ts->frames, r->at, ts->nframes, &cx);
 		if (t->nuser_labels && (!r->unchanged || labels_at_tick(t)))

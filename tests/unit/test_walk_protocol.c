@@ -1045,6 +1045,50 @@ static void test_quiet_thread_keeps_labels_only_while_their_words_stand(void **s
 	free(s);
 }
 
+/* c's local b (the main thread's innermost frame, c at depth MAIN_TOP): another call's word there. */
+static uint64_t c_local_b(void) { return stack_addr(0) + (uint64_t)(FRAME_WORDS * MAIN_TOP + 1) * 8; }
+static void called_again_at_c(struct image *img) { put64(img, c_local_b(), 99 << 1 | 1); }
+static void returned_from_c(struct image *img) { set_cfp(img, 0, MAIN_TOP - 1); }
+
+/*
+ * --label b=b over the main thread, its innermost frame c: c returns and
+ * another call at its depth writes over c's locals after the walker read c's
+ * frame and env, and before it read the value stack; that call returns too
+ * before the last read of ec->cfp. The frames read are c's (its env intact),
+ * but its locals are not its own: the sample has no b, not the other call's.
+ */
+static void test_returned_frame_gives_no_label_of_another_call(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	struct image *img = image_two_threads("3.3.8");
+	uint64_t syms = BASE + 0xa000;
+	put_locals(img, "c", syms);
+	put64(img, c_local_b(), 7 << 1 | 1);
+	struct script sc = { .img = img, .nsteps = 2 };
+	sc.steps[0] = (struct step){ c_local_b(), 1, called_again_at_c };
+	sc.steps[1] = (struct step){ ec_addr(0) + off(img->L->ec_cfp), 2, returned_from_c };
+	struct ruby_target t;
+	target_open(&t, &sc);
+	t.symbols = syms;
+	map_init(&t.labels);
+	struct user_label u;
+	char msg[128];
+	assert_int_equal(ruby_user_label_parse("b", &u, msg, sizeof(msg)), 0);
+	t.user_labels = &u;
+	t.nuser_labels = 1;
+	assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
+	assert_string_equal(label_of(&t, &s->threads[0]), "b=7");
+	sc.armed = 1;
+	assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
+	assert_int_equal(sc.done, 2);
+	assert_thread(&t, img, s, 0, 0, MAIN_STACK);
+	assert_string_equal(label_of(&t, &s->threads[0]), "");
+	ruby_target_detach(&t);
+	image_free(img);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1064,6 +1108,7 @@ int main(void)
 		cmocka_unit_test(test_thread_exiting_under_its_stack_read_is_counted_torn),
 		cmocka_unit_test(test_quiet_thread_that_moved_is_read_in_full),
 		cmocka_unit_test(test_quiet_thread_keeps_labels_only_while_their_words_stand),
+		cmocka_unit_test(test_returned_frame_gives_no_label_of_another_call),
 	};
 	return cmocka_run_group_tests_name("walk_protocol", tests, NULL, NULL);
 }
