@@ -240,9 +240,11 @@ void agents_list(char *buf, size_t cap)
 		char names[32][16];
 		int n = 0;
 		struct dirent *e;
-		while ((e = readdir(d)) && n < 32)
-			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && strlen(e->d_name) < 16)
-				snprintf(names[n++], 16, "%s", e->d_name);
+		while ((e = readdir(d)) && n < 32) {
+			size_t len = strlen(e->d_name);
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && len < sizeof(names[0]))
+				memcpy(names[n++], e->d_name, len + 1);
+		}
 		closedir(d);
 		qsort(names, (size_t)n, sizeof(names[0]), by_version);
 		for (int i = 0; i < n; i++)
