@@ -52,7 +52,7 @@ else
 		(cd "$apps" && RBSCOPE_TEST_PORT=$p RBSCOPE_TEST_STATS=$st exec puma -C routes-puma.rb "$ru") >"$work/$name.out" 2>&1 &
 		app_pid=$!
 		pids="$pids $app_pid"
-		for _ in $(seq 300); do [ "$(grep -c 'booted in' "$work/$name.out")" -ge 2 ] && break; sleep 0.1; done
+		for _ in $(seq 300); do [ "$(grep -c 'Worker .*booted' "$work/$name.out")" -ge 2 ] && break; sleep 0.1; done
 		{ printf 'local paths = {'; printf ' "%s",' "$@"; printf ' }\n'
 		  printf 'local i = 0\nrequest = function()\n  i = i %% #paths + 1\n  return wrk.format(nil, paths[i])\nend\n'; } >"$work/$name.lua"
 		wrk -t2 -c2 -d15s -s "$work/$name.lua" "http://127.0.0.1:$p" >"$work/$name-wrk.out" 2>&1 &
@@ -84,30 +84,36 @@ else
 			puts JSON.generate("cpu" => total > 0 ? cpu.transform_values { |v| 100 * v / total } : {}, "tags" => tags)' \
 			"$work/$name-cpu0.json" "$work/$name-cpu1.json" "$work/$name-tags.txt" >"$work/$name-shares.json" 2>/dev/null
 	}
+	# route_checks NAME WHAT: the checks of record_routes NAME's recording (WHAT: the Ruby and server it ran on)
+	route_checks() {
+		local name=$1 what=$2
+		gap=$(ruby -rjson -e '
+			s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
+			exit 1 if tags.size != 3 || cpu.size != 3
+			puts cpu.map { |k, v| (v - tags.fetch(k, -100)).abs }.max.round(2)' "$work/$name-shares.json" 2>/dev/null)
+		check "labels: $what under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/$name-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
+			sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
+		"$RBSCOPE" report -i "$work/$name.raw" -f collapsed --label-frames -o "$work/$name-labelled.col" 2>/dev/null
+		# --label n=Busy.run:n: Busy.run's parameter, the route's cost, taken by the BPF program as it samples: in
+		# every sample the value of the request the endpoint label says (a local read later would often be the next
+		# request's); and in no other method's frames (Puma has locals named n too)
+		pairs=$(awk '{ e = ""; v = ""; k = split($0, f, ";")
+			for (i = 1; i <= k; i++) { if (f[i] ~ /^GET \//) e = f[i]; if (f[i] ~ /^n=/) v = f[i] }
+			if (e == "" || v == "") next
+			sub(/ [0-9]+$/, "", v); w = $NF
+			ok = (e == "GET /light" && v == "n=20000") || (e == "GET /heavy" && v == "n=80000") ||
+				(e == "GET /medium/:id" && (v == "n=40000" || v == "n=40001"))
+			if (ok) good += w; else bad += w }
+			END { printf "%d %d", good, bad }' "$work/$name-labelled.col")
+		outside=$(awk '/;n=/ && !/;Busy\.run \(/ { n += $NF } END { print n + 0 }' "$work/$name-labelled.col")
+		check "labels: $what: --label n=Busy.run:n in the same recording: each sample's value the one of the request its endpoint says, 99% at least (consistent, not: $pairs), none outside Busy.run ($outside)" \
+			sh -c "set -- $pairs; test \$1 -ge 500 && test \$(( \$2 * 100 )) -le \$(( \$1 + \$2 )) && test $outside = 0"
+	}
 	# (and --label n=Busy.run:n: Busy.run's parameter, the route's cost; the BPF capture takes it as it samples)
 	record_routes $rmaster "$stats" labels --label n=Busy.run:n
-	gap=$(ruby -rjson -e '
-		s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
-		exit 1 if tags.size != 3 || cpu.size != 3
-		puts cpu.map { |k, v| (v - tags.fetch(k, -100)).abs }.max.round(2)' "$work/labels-shares.json" 2>/dev/null)
-	check "labels: puma cluster under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/labels-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
-		sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
+	route_checks labels "puma cluster"
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed -o "$work/plain.col" 2>/dev/null
-	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed --label-frames -o "$work/labelled.col" 2>/dev/null
-	# --label n=Busy.run:n: Busy.run's parameter, the route's cost, taken by the BPF program as it samples: in every
-	# sample the value of the request the endpoint label says (a local read later would often be the next
-	# request's); and in no other method's frames (Puma has locals named n too)
-	pairs=$(awk '{ e = ""; v = ""; k = split($0, f, ";")
-		for (i = 1; i <= k; i++) { if (f[i] ~ /^GET \//) e = f[i]; if (f[i] ~ /^n=/) v = f[i] }
-		if (e == "" || v == "") next
-		sub(/ [0-9]+$/, "", v); w = $NF
-		ok = (e == "GET /light" && v == "n=20000") || (e == "GET /heavy" && v == "n=80000") ||
-			(e == "GET /medium/:id" && (v == "n=40000" || v == "n=40001"))
-		if (ok) good += w; else bad += w }
-		END { printf "%d %d", good, bad }' "$work/labelled.col")
-	outside=$(awk '/;n=/ && !/;Busy\.run \(/ { n += $NF } END { print n + 0 }' "$work/labelled.col")
-	check "labels: --label n=Busy.run:n in the same recording: each sample's value the one of the request its endpoint says, 99% at least (consistent, not: $pairs), none outside Busy.run ($outside)" \
-		sh -c "set -- $pairs; test \$1 -ge 500 && test \$(( \$2 * 100 )) -le \$(( \$1 + \$2 )) && test $outside = 0"
+	cp "$work/labels-labelled.col" "$work/labelled.col"
 	check "labels: --raw keeps them: report --label-frames has the route as a frame over the Ruby frames, without it none ($(grep -c ';GET /heavy;' "$work/labelled.col") stacks)" \
 		sh -c "grep -q ';GET /heavy;' '$work/labelled.col' && grep -q ';GET /medium/:id;' '$work/labelled.col' && ! grep -q ';GET /heavy;' '$work/plain.col'"
 	"$RBSCOPE" report -i "$work/labels.raw" -f speedscope -o "$work/labels.speedscope.json" 2>/dev/null
@@ -179,6 +185,32 @@ else
 		kill $railsm 2>/dev/null
 		wait $railsm 2>/dev/null
 	fi
+
+	# The same routes on the other Rubies whose Debian suite builds Puma for them (2.7: bullseye's Puma 4.3 and
+	# Sinatra 2.0; 3.3: trixie's Puma 6.6 and Sinatra 4.1), in their chroots. (sid builds Puma's extension for
+	# its default Ruby, 3.3, only: none for 3.4, whose labels the stuck request above checks.)
+	for ver in 2.7 3.3; do
+		root=$("$top/scripts/ruby-chroot" "$ver" puma ruby-sinatra 2>"$work/chroot.err") ||
+			{ skipped "labels: puma cluster, ruby $ver: $(head -n 1 "$work/chroot.err")"; continue; }
+		rm -rf "$root/tmp/rbscope-it/apps" "$root/tmp/rbscope-it/route-cpu".*
+		mkdir -p "$root/tmp/rbscope-it"
+		cp -r "$apps" "$root/tmp/rbscope-it/apps"
+		vport=$((port + 3))
+		chroot "$root" sh -c "cd /tmp/rbscope-it/apps && RBSCOPE_TEST_PORT=$vport RBSCOPE_TEST_STATS=/tmp/rbscope-it/route-cpu exec puma -C routes-puma.rb routes.ru" \
+			>"$work/routes-$ver.out" 2>&1 &
+		vmaster=$!
+		pids="$pids $vmaster"
+		for _ in $(seq 300); do [ "$(grep -c 'Worker .*booted' "$work/routes-$ver.out")" -ge 2 ] && break; sleep 0.1; done
+		wrk -t2 -c2 -d12s -s "$work/routes.lua" "http://127.0.0.1:$vport" >"$work/routes-$ver-wrk.out" 2>&1 &
+		vwrk=$!
+		sleep 1
+		record_routes $vmaster "$root/tmp/rbscope-it/route-cpu" "routes-$ver" --label n=Busy.run:n
+		route_checks "routes-$ver" "ruby $ver: puma $(sed -n 's/.*[Vv]ersion:* \([0-9.]*\).*/\1/p' "$work/routes-$ver.out" | head -n 1) cluster"
+		kill $vwrk 2>/dev/null
+		wait $vwrk 2>/dev/null
+		kill -9 $(pgrep -P $vmaster) $vmaster 2>/dev/null # (its workers too)
+		wait $vmaster 2>/dev/null
+	done
 fi
 # A plain Rack app: the label from the env of its innermost call(env), its ids as :id; read on the GVL holder's CPU
 # and from outside (--no-bpf) alike.
