@@ -6,11 +6,11 @@ diffwork=$top/tests/integration/ruby/diffwork.rb
 # rec_diff FACTOR NAME...: NAME.raw for each NAME, one after the other, 5 s at 2 kHz of one diffwork.rb FACTOR
 # (10,000 samples: a share's noise ~0.7 pp). Two of one process are the same workload twice.
 rec_diff() {
-	start_ruby 3.1 "$diffwork" "$1" || return 1
+	start_ruby "${diff_ruby:-3.1}" "$diffwork" "$1" || return 1
 	shift
 	local rc=0 name
 	for name in "$@"; do
-		"$RBSCOPE" record -p "$pid" -r 2000 -d 5 --raw "$work/$name.raw" -f summary -o "$work/$name.txt" \
+		"$RBSCOPE" record -p "$pid" -r 2000 -d "${diff_secs:-5}" --raw "$work/$name.raw" -f summary -o "$work/$name.txt" \
 			2>"$work/$name.err" || rc=1
 	done
 	stop_ruby "$pid"
@@ -61,6 +61,18 @@ if rec_diff 1 base same && rec_diff 3 slow; then
 else
 	not_ok "diff: the recordings to compare ($(cat "$work"/*.err 2>/dev/null | head -c 300))"
 fi
+# The other Rubies' recordings, shorter (2 s, 4,000 samples each): the planted slowdown tops what grew.
+for diff_ruby in $(rubies_except 3.1); do
+	if diff_secs=2 rec_diff 1 base-$diff_ruby && diff_secs=2 rec_diff 3 slow-$diff_ruby; then
+		"$RBSCOPE" report --diff "$work/base-$diff_ruby.raw" "$work/slow-$diff_ruby.raw" >"$work/diff-$diff_ruby.txt" 2>"$work/e"
+		top_grew=$(sed -n '/^Grew:/{n;n;p;q}' "$work/diff-$diff_ruby.txt")
+		check "diff: ruby $diff_ruby: the planted slowdown tops what grew ($(echo "$top_grew" | tr -s ' ' | cut -c1-90))" \
+			sh -c "echo '$top_grew' | grep -q 'Object#planted '"
+	else
+		not_ok "diff: ruby $diff_ruby: the recordings to compare ($(cat "$work"/*-$diff_ruby.err 2>/dev/null | head -c 300))"
+	fi
+done
+diff_ruby=""
 # Bad input: one line, its exit code, nothing written.
 "$RBSCOPE" report --diff "$work/base.raw" 2>"$work/e"; rc=$?
 check "diff: one profile given: exit 2, said" sh -c "test $rc = 2 && grep -q 'give BASE and NEW' '$work/e'"

@@ -91,7 +91,7 @@ else
 			s = JSON.parse(File.read(ARGV[0])); cpu = s["cpu"]; tags = s["tags"]
 			exit 1 if tags.size != 3 || cpu.size != 3
 			puts cpu.map { |k, v| (v - tags.fetch(k, -100)).abs }.max.round(2)' "$work/$name-shares.json" 2>/dev/null)
-		check "labels: $what under wrk (wall): each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/$name-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
+		check "labels: $what under wrk: each route's share of the endpoint labels within 2 pp of its share of the CPU time the app measures for its requests (largest gap ${gap:-none} pp; $(grep -A4 '^ *endpoint' "$work/$name-tags.txt" | tail -n 3 | tr -s ' ' | tr '\n' ';'))" \
 			sh -c "test $rc = 0 && test -n '$gap' && ruby -e 'exit($gap <= 2 ? 0 : 1)'"
 		"$RBSCOPE" report -i "$work/$name.raw" -f collapsed --label-frames -o "$work/$name-labelled.col" 2>/dev/null
 		# --label n=Busy.run:n: Busy.run's parameter, the route's cost, taken by the BPF program as it samples: in
@@ -111,7 +111,7 @@ else
 	}
 	# (and --label n=Busy.run:n: Busy.run's parameter, the route's cost; the BPF capture takes it as it samples)
 	record_routes $rmaster "$stats" labels --label n=Busy.run:n
-	route_checks labels "puma cluster"
+	route_checks labels "puma cluster (wall)"
 	"$RBSCOPE" report -i "$work/labels.raw" -f collapsed -o "$work/plain.col" 2>/dev/null
 	cp "$work/labels-labelled.col" "$work/labelled.col"
 	check "labels: --raw keeps them: report --label-frames has the route as a frame over the Ruby frames, without it none ($(grep -c ';GET /heavy;' "$work/labelled.col") stacks)" \
@@ -186,26 +186,34 @@ else
 		wait $railsm 2>/dev/null
 	fi
 
-	# The same routes on the other Rubies whose Debian suite builds Puma for them (2.7: bullseye's Puma 4.3 and
-	# Sinatra 2.0; 3.3: trixie's Puma 6.6 and Sinatra 4.1), in their chroots. (sid builds Puma's extension for
-	# its default Ruby, 3.3, only: none for 3.4, whose labels the stuck request above checks.)
-	for ver in 2.7 3.3; do
-		root=$("$top/scripts/ruby-chroot" "$ver" puma ruby-sinatra 2>"$work/chroot.err") ||
-			{ skipped "labels: puma cluster, ruby $ver: $(head -n 1 "$work/chroot.err")"; continue; }
+	# The same routes on the other Rubies, in their chroots: under Puma where the Debian suite builds it for them
+	# (2.7: bullseye's Puma 4.3 and Sinatra 2.0; 3.3: trixie's Puma 6.6 and Sinatra 4.1); 3.4 under WEBrick
+	# (sid builds Puma's extension for its default Ruby, 3.3, only): one process, a thread a connection.
+	for ver in 2.7 3.3 3.4; do
+		server="exec puma -C routes-puma.rb routes.ru" pkgs="puma ruby-sinatra" conns=2
+		if [ $ver = 3.4 ]; then
+			# (one connection, kept alive: WEBrick serves it on one thread; two requests' threads in one process
+			# would wait for the GVL in turn, their wall time no longer their CPU time, which the check compares)
+			server="exec ruby routes-webrick.rb" pkgs="ruby-sinatra ruby-webrick ruby-rackup" conns=1
+		fi
+		root=$("$top/scripts/ruby-chroot" "$ver" $pkgs 2>"$work/chroot.err") ||
+			{ skipped "labels: routes, ruby $ver: $(head -n 1 "$work/chroot.err")"; continue; }
 		rm -rf "$root/tmp/rbscope-it/apps" "$root/tmp/rbscope-it/route-cpu".*
 		mkdir -p "$root/tmp/rbscope-it"
 		cp -r "$apps" "$root/tmp/rbscope-it/apps"
 		vport=$((port + 3))
-		chroot "$root" sh -c "cd /tmp/rbscope-it/apps && RBSCOPE_TEST_PORT=$vport RBSCOPE_TEST_STATS=/tmp/rbscope-it/route-cpu exec puma -C routes-puma.rb routes.ru" \
+		chroot "$root" sh -c "cd /tmp/rbscope-it/apps && RBSCOPE_TEST_PORT=$vport RBSCOPE_TEST_STATS=/tmp/rbscope-it/route-cpu $server" \
 			>"$work/routes-$ver.out" 2>&1 &
 		vmaster=$!
 		pids="$pids $vmaster"
 		for _ in $(seq 300); do [ "$(grep -c 'Worker .*booted' "$work/routes-$ver.out")" -ge 2 ] && break; sleep 0.1; done
-		wrk -t2 -c2 -d12s -s "$work/routes.lua" "http://127.0.0.1:$vport" >"$work/routes-$ver-wrk.out" 2>&1 &
+		wrk -t$conns -c$conns -d12s -s "$work/routes.lua" "http://127.0.0.1:$vport" >"$work/routes-$ver-wrk.out" 2>&1 &
 		vwrk=$!
 		sleep 1
 		record_routes $vmaster "$root/tmp/rbscope-it/route-cpu" "routes-$ver" --label n=Busy.run:n
-		route_checks "routes-$ver" "ruby $ver: puma $(sed -n 's/.*[Vv]ersion:* \([0-9.]*\).*/\1/p' "$work/routes-$ver.out" | head -n 1) cluster"
+		what="puma $(sed -n 's/.*[Vv]ersion:* \([0-9.]*\).*/\1/p' "$work/routes-$ver.out" | head -n 1) cluster (wall)"
+		[ $ver = 3.4 ] && what="$(sed -n 's/.*(\(WEBrick [0-9.]*\)).*/\1/p' "$work/routes-$ver.out" | head -n 1) (wall)"
+		route_checks "routes-$ver" "ruby $ver: $what"
 		kill $vwrk 2>/dev/null
 		wait $vwrk 2>/dev/null
 		kill -9 $(pgrep -P $vmaster) $vmaster 2>/dev/null # (its workers too)
