@@ -996,6 +996,19 @@ static void put_locals(struct image *img, const char *label, uint64_t syms)
 	put32(img, body + off(L->body_local_table_size), 2);
 }
 
+/* The target of sc's image, its Symbols at syms, with --label spec (into u, which must outlive it). */
+static void target_with_label(struct ruby_target *t, struct script *sc, uint64_t syms, const char *spec,
+			      struct user_label *u)
+{
+	char msg[128];
+	target_open(t, sc);
+	t->symbols = syms;
+	map_init(&t->labels);
+	assert_int_equal(ruby_user_label_parse(spec, u, msg, sizeof(msg)), 0);
+	t->user_labels = u;
+	t->nuser_labels = 1;
+}
+
 /* The text of --label's value of thread sample ts ("" for none). */
 static const char *label_of(struct ruby_target *t, const struct ruby_thread_sample *ts)
 {
@@ -1019,14 +1032,8 @@ static void test_quiet_thread_keeps_labels_only_while_their_words_stand(void **s
 	put64(img, b, 7 << 1 | 1);
 	struct script sc = { .img = img };
 	struct ruby_target t;
-	target_open(&t, &sc);
-	t.symbols = syms;
-	map_init(&t.labels);
 	struct user_label u;
-	char msg[128];
-	assert_int_equal(ruby_user_label_parse("b", &u, msg, sizeof(msg)), 0);
-	t.user_labels = &u;
-	t.nuser_labels = 1;
+	target_with_label(&t, &sc, syms, "b", &u);
 	for (int round = 0; round < 3; round++) {
 		assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
 		assert_int_equal(s->threads[1].unchanged, round >= 2);
@@ -1069,14 +1076,8 @@ static void test_returned_frame_gives_no_label_of_another_call(void **state)
 	sc.steps[0] = (struct step){ c_local_b(), 1, called_again_at_c };
 	sc.steps[1] = (struct step){ ec_addr(0) + off(img->L->ec_cfp), 2, returned_from_c };
 	struct ruby_target t;
-	target_open(&t, &sc);
-	t.symbols = syms;
-	map_init(&t.labels);
 	struct user_label u;
-	char msg[128];
-	assert_int_equal(ruby_user_label_parse("b", &u, msg, sizeof(msg)), 0);
-	t.user_labels = &u;
-	t.nuser_labels = 1;
+	target_with_label(&t, &sc, syms, "b", &u);
 	assert_int_equal(ruby_sample_take(&t, s, WALK_LABELS), 0);
 	assert_string_equal(label_of(&t, &s->threads[0]), "b=7");
 	sc.armed = 1;
