@@ -221,18 +221,27 @@ static void take_hidden_ivar(struct ruby_target *t, uint64_t key, uint64_t value
  * RUBY_ST_SCAN, up to max: their count, or negative. *size gets how many it
  * has.
  */
-static int st_read(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals, int max, uint64_t *size)
+/* The st_table at tbl's entries array, its live range [*start, *bound) and its size: 0, or negative. */
+static int st_head(struct ruby_target *t, uint64_t tbl, uint64_t *entries, uint64_t *start, uint64_t *bound,
+		   uint64_t *size)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t hdr[8];
-	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr)), n = 0;
+	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
 	if (err)
 		return err;
-	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-		 bound = hdr[L->st_entries_bound / 8];
+	*entries = hdr[L->st_entries / 8], *start = hdr[L->st_entries_start / 8], *bound = hdr[L->st_entries_bound / 8];
 	*size = hdr[L->st_num_entries / 8];
-	if (bound < start || *size >> 40)
-		return ERR_CORRUPT;
+	return *bound < *start || *size >> 40 ? ERR_CORRUPT : 0;
+}
+
+static int st_read(struct ruby_target *t, uint64_t tbl, uint64_t *keys, uint64_t *vals, int max, uint64_t *size)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t entries, start, bound;
+	int err = st_head(t, tbl, &entries, &start, &bound, size), n = 0;
+	if (err)
+		return err;
 	size_t esz = (size_t)L->st_entry_size, look = bound - start < RUBY_ST_SCAN ? (size_t)(bound - start) : RUBY_ST_SCAN;
 	unsigned char e[RUBY_ST_SCAN * 24];
 	if (esz > 24 || (look && (err = mem_read(&t->mem, entries + start * esz, e, look * esz))))
@@ -558,15 +567,13 @@ int ruby_object_ivars(struct ruby_target *t, uint64_t v, uint64_t flags, uint64_
 int ruby_st_find(struct ruby_target *t, uint64_t tbl, uint64_t key, uint64_t *rec)
 {
 	const struct ruby_layout *L = t->L;
-	uint64_t hdr[8];
+	uint64_t entries, start, bound, size;
 	unsigned char e[256 * 24];
 	size_t esz = (size_t)L->st_entry_size;
-	int err = mem_read(&t->mem, tbl, hdr, sizeof(hdr));
+	int err = st_head(t, tbl, &entries, &start, &bound, &size);
 	if (err)
 		return err;
-	uint64_t entries = hdr[L->st_entries / 8], start = hdr[L->st_entries_start / 8],
-		 bound = hdr[L->st_entries_bound / 8];
-	if (bound < start || bound - start > ST_FIND_MAX || hdr[L->st_num_entries / 8] > bound - start || esz > 24)
+	if (bound - start > ST_FIND_MAX || size > bound - start || esz > 24)
 		return ERR_CORRUPT;
 	for (uint64_t i = start; i < bound; i += 256) {
 		size_t k = bound - i < 256 ? (size_t)(bound - i) : 256;

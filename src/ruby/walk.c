@@ -38,7 +38,6 @@ static void at_shift(struct ruby_sample *s, unsigned flags, const struct ruby_th
 	memset(at, 0, (size_t)k * sizeof(*at));
 }
 
-/* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
 /* Has --label one read at each tick whatever the frames (an instance variable, a fiber-local)? */
 static int labels_at_tick(const struct ruby_target *t)
 {
@@ -48,6 +47,7 @@ static int labels_at_tick(const struct ruby_target *t)
 	return 0;
 }
 
+/* Name, tid and state of a thread read into th; counts it in s unless killed or torn. */
 static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct walk_slot *w, const unsigned char *th,
 			  uint64_t owner, unsigned flags, int err, const struct thread_read *r)
 {
