@@ -68,7 +68,7 @@ struct walk_slot {
 	uint64_t batch_gen; /* read the quiet way in batch number batch_gen, as its part batch_i */
 	int batch_i;
 	/* its tid where it is not in rb_thread_t (3.3+: in its native thread; 2.7: in glibc's pthread), kept
-	   while that pointer stays, read again every TID_REREAD samples */
+	   for quiet reads while that pointer stays, read again every TID_REREAD samples (vm_thread_tid) */
 	uint64_t tid_key;
 	int32_t tid;
 	unsigned tid_uses;

@@ -35,7 +35,7 @@ int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t tha
 
 #define TID_REREAD 256
 
-int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th)
+int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet)
 {
 	const struct ruby_layout *L = t->L;
 	uint32_t tid = 0;
@@ -50,7 +50,7 @@ int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned
 		p = walk_word(th, L->th_thread_id), off = TASK_GLIBC_PTHREAD_TID_OFFSET;
 	if (!p)
 		return 0;
-	if (p == w->tid_key && w->tid > 0 && ++w->tid_uses < TID_REREAD)
+	if (quiet && p == w->tid_key && w->tid > 0 && ++w->tid_uses < TID_REREAD)
 		return w->tid;
 	if (mem_read_u32(&t->mem, p + off, &tid))
 		tid = 0;
@@ -58,6 +58,28 @@ int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned
 	w->tid = (int32_t)tid;
 	w->tid_uses = 0;
 	return (int32_t)tid;
+}
+
+int32_t vm_thread_tid_at(struct ruby_target *t, uint64_t th)
+{
+	const struct ruby_layout *L = t->L;
+	uint32_t tid = 0;
+	uint64_t p = th, off;
+	if (!th)
+		return 0;
+	if (th == t->main_thread && t->pid > 0)
+		return t->pid; /* (as finish_thread: Ruby's own copy may be another process's, or namespace's) */
+	if (L->th_tid >= 0)
+		off = (uint64_t)L->th_tid;
+	else if (L->th_nt >= 0 && !mem_read_u64(&t->mem, th + (uint64_t)L->th_nt, &p))
+		off = (uint64_t)L->nt_tid;
+	else if (L->th_nt < 0 && L->th_thread_id >= 0 && !mem_read_u64(&t->mem, th + (uint64_t)L->th_thread_id, &p))
+		off = TASK_GLIBC_PTHREAD_TID_OFFSET;
+	else
+		return 0;
+	if (!p || mem_read_u32(&t->mem, p + off, &tid))
+		return 0;
+	return vm_host_tid(t, (int32_t)tid);
 }
 
 /*

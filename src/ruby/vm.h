@@ -40,10 +40,18 @@ int vm_list_area(struct ruby_target *t, struct list_area *a);
 void vm_list_parse(const struct list_area *a, const unsigned char *buf, uint64_t *head, uint64_t *first, uint64_t *owner);
 /* A thread's state (enum thread_state) from its rb_thread_t th at thaddr, given the GVL's owner. */
 int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner);
-/* Its kernel tid as the process sees it (0 if unknown), kept in slot w. */
-int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th);
+/*
+ * Its kernel tid as the process sees it (0 if unknown). Where it is not in
+ * rb_thread_t, slot w keeps it for a thread read the quiet way (parked, its
+ * frames as before): a thread read in full may be a new one, whose
+ * rb_thread_t and native thread reuse an ended one's memory, and is read
+ * again.
+ */
+int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet);
 /* That tid as we see it (a process in another pid namespace). */
 int32_t vm_host_tid(struct ruby_target *t, int32_t tid);
+/* The host tid of the thread whose rb_thread_t is at th, read from the target (the pid for the main thread); 0 if unknown. */
+int32_t vm_thread_tid_at(struct ruby_target *t, uint64_t th);
 /* Where the GC's state word is, or 0. */
 uint64_t vm_gc_word_addr(const struct ruby_target *t);
 /* What the GC is doing by that word (enum gc_phase). */

@@ -279,6 +279,43 @@ static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
 	free(m);
 }
 
+/*
+ * A thread's tid where it lives in its native thread (3.3+): a thread read
+ * in full is asked again, as a new Ruby thread may have taken an ended one's
+ * rb_thread_t and native thread memory, the old tid still there in a cache
+ * (3.3 and 3.4 free both, and malloc gives them again: a new thread read as
+ * the ended one's tid made its clock fail and its samples go to that row);
+ * one read the quiet way (parked, its frames as before) keeps it.
+ */
+static void test_tid_read_again_for_a_full_read(void **state)
+{
+	(void)state;
+	const struct ruby_layout *L = NULL;
+	for (int l = 0; ruby_layout_ranges[l].layout && !L; l++)
+		if (ruby_layout_ranges[l].layout->th_tid < 0 && ruby_layout_ranges[l].layout->th_nt >= 0)
+			L = ruby_layout_ranges[l].layout;
+	assert_non_null(L);
+	unsigned char *m = calloc(1, SIZE);
+	struct ruby_target t;
+	memset(&t, 0, sizeof(t));
+	mem_open_buffer(&t.mem, BASE, m, SIZE);
+	t.L = L;
+	uint64_t nt = BASE + 0x1000;
+	unsigned char th[1024] = { 0 };
+	memcpy(th + L->th_nt, &nt, 8);
+	uint32_t tid = 4242;
+	memcpy(m + (nt - BASE) + L->nt_tid, &tid, 4);
+	struct walk_slot w;
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(vm_thread_tid(&t, &w, th, 0), 4242);
+	tid = 4343; /* a new native thread where the ended one was */
+	memcpy(m + (nt - BASE) + L->nt_tid, &tid, 4);
+	assert_int_equal(vm_thread_tid(&t, &w, th, 1), 4242); /* (parked: its frames as before) */
+	assert_int_equal(vm_thread_tid(&t, &w, th, 0), 4343);
+	assert_int_equal(vm_thread_tid(&t, &w, th, 1), 4343);
+	free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_gc_heap_slots),
 		cmocka_unit_test(test_slots_shared_bucket),
 		cmocka_unit_test(test_cfunc_named_once_its_slot_holds_its_entry),
+		cmocka_unit_test(test_tid_read_again_for_a_full_read),
 	};
 	return cmocka_run_group_tests_name("walk", tests, NULL, NULL);
 }
