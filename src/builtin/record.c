@@ -367,12 +367,12 @@ int cmd_record(int argc, char **argv)
 	const struct procs *ps = &sm.procs;
 	if (ps->captures)
 		fprintf(stderr,
-			"rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu samples, %llu lost, %llu "
-			"unreadable; %llu more for its time off its CPU (preempted or blocked); %llu threads without a "
-			"clock (read from outside)\n",
+			"rbscope: the thread holding the GVL sampled on its own CPU (BPF): %llu stacks, %llu lost, %llu "
+			"unreadable; %llu of its %llu samples taken so (the rest read from outside: no stack taken since "
+			"the tick before); %llu threads without a clock (read from outside)\n",
 			(unsigned long long)sum.captured, (unsigned long long)sum.capture_lost,
-			(unsigned long long)sum.capture_bad, (unsigned long long)sum.owed,
-			(unsigned long long)sum.capture_unfollowed);
+			(unsigned long long)sum.capture_bad, (unsigned long long)sum.holder_own,
+			(unsigned long long)(sum.holder_own + sum.holder_read), (unsigned long long)sum.capture_unfollowed);
 	else if (ps->cfg.capture_hz)
 		fprintf(stderr, "rbscope: every thread read from outside, short calls undercounted (as --no-bpf): %s\n",
 			ps->capture_why);

@@ -74,6 +74,12 @@ char task_state_cpu_fd(int fd, int *cpu)
 	return parse_state_cpu(text, cpu);
 }
 
+int task_fd_gone(int fd)
+{
+	char c;
+	return pread(fd, &c, 1, 0) < 0 && errno == ESRCH;
+}
+
 char task_state(pid_t pid, pid_t tid)
 {
 	int cpu;

@@ -12,6 +12,8 @@ char task_state_cpu(pid_t pid, pid_t tid, int *cpu);
 /* The same, through a file descriptor task_stat_open gave (one read each time: for a thread asked often). */
 int task_stat_open(pid_t pid, pid_t tid); /* the fd, or -errno */
 char task_state_cpu_fd(int fd, int *cpu);
+/* Has the task whose /proc file fd is (task_stat_open) ended? Its number may be given again: its file is not. */
+int task_fd_gone(int fd);
 /*
  * The CPU time thread tid has run, by the kernel's account: nanoseconds from
  * /proc/PID/task/TID/schedstat, or (a kernel without it) user and system

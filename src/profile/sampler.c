@@ -222,6 +222,53 @@ static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sa
 	return s->cfg.mode == SAMPLER_GVL ? th->state == THREAD_GVL_WAIT : 1;
 }
 
+#define PEND_USED UINT32_MAX /* (a capture taken: its stack id) */
+
+/*
+ * Up to n of the captures of th held (by Ruby thread, or with by_tid by its
+ * native thread's key), added as samples at their own times (none before
+ * since: samples of the ticks before are in): how many. With oldest, the
+ * oldest first; else evenly spread over those held from a random start.
+ */
+static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample *th, int32_t key, int by_tid,
+			      int oldest, uint64_t n, uint64_t since, int *err)
+{
+	uint64_t k = 0, seen = 0, kept = 0;
+	for (size_t i = 0; i < s->npend; i++)
+		k += s->pend[i].stack != PEND_USED && (by_tid ? s->pend[i].tid == key : s->pend[i].th == th->th);
+	uint64_t keep = k < n ? k : n;
+	if (!keep)
+		return 0;
+	uint64_t u = oldest ? 0 : map_hash64(clock_now_ns() ^ th->th) % k;
+	for (size_t i = 0; i < s->npend && kept < keep && !*err; i++) {
+		struct sampler_pending *p = &s->pend[i];
+		if (p->stack == PEND_USED || (by_tid ? p->tid != key : p->th != th->th))
+			continue;
+		/* the j-th kept: the one at floor((j * k + u) / keep), or the j-th */
+		if (oldest ? 1 : seen++ == (kept * k + u) / keep) {
+			*err = profile_add(s->profile, p->stack, p->t_ns > since ? p->t_ns : since, key);
+			s->st.samples += !*err;
+			p->stack = PEND_USED;
+			kept++;
+		}
+	}
+	return kept;
+}
+
+/*
+ * The captures held for the ticks to come: in wall mode those not taken and
+ * not older than two periods (a thread's clock and the ticks each run at the
+ * rate on average: a tick that found none takes the next), in cpu mode none.
+ */
+static void keep_captures(struct sampler *s, uint64_t t_ns, uint64_t period)
+{
+	size_t n = 0;
+	for (size_t i = 0; s->cfg.mode == SAMPLER_WALL && i < s->npend; i++)
+		if (s->pend[i].stack != PEND_USED && s->pend[i].t_ns + 2 * period >= t_ns)
+			s->pend[n++] = s->pend[i];
+	s->npend = n;
+}
+
 /*
  * cpu mode: th's samples at this tick are one for each period of CPU time it
  * ran since the tick before, by the kernel's account: not whether it is
@@ -241,7 +288,7 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	int32_t key = thread_key(s, th);
 	uint64_t k = 0, n = 0;
 	for (size_t i = 0; i < s->npend; i++)
-		k += s->pend[i].tid == key;
+		k += s->pend[i].tid == key && s->pend[i].stack != PEND_USED;
 	if (c) {
 		if (th->cpu_ns > c->cpu_ns)
 			c->credit_ns += (int64_t)(th->cpu_ns - c->cpu_ns);
@@ -254,18 +301,8 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 	} else {
 		n = k; /* no CPU time to go by (a thread without a tid): its captures as taken */
 	}
-	uint64_t keep = k < n ? k : n, seen = 0, kept = 0;
 	int err = 0;
-	for (size_t i = 0; i < s->npend && kept < keep && !err; i++) {
-		if (s->pend[i].tid != key)
-			continue;
-		/* the captures kept: evenly over those taken (j-th kept: the one at floor(j * k / keep)) */
-		if (seen++ == kept * k / keep) {
-			err = profile_add(s->profile, s->pend[i].stack, s->pend[i].t_ns, key);
-			s->st.samples += !err;
-			kept++;
-		}
-	}
+	uint64_t keep = take_captures(s, th, key, 1, 0, n, prev, &err);
 	uint64_t rest = n - keep;
 	if (c)
 		c->credit_ns -= (int64_t)(keep * period);
@@ -417,32 +454,22 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 		t = d->now;
 	d->s->last_t = t;
 	d->s->st.captured++;
-	if (d->s->cfg.mode == SAMPLER_GVL && th->state != THREAD_GVL_WAIT)
+	/* Held until the walk: cpu mode takes as many as the thread's CPU time read at this tick says (place_cpu;
+	   one in a method that waits, its C code on the way into the wait, is left to the thread's CPU clock, as an
+	   outside read is); wall mode, the ticks' samples of the thread while it holds the GVL (keep_captures). */
+	if (d->s->cfg.mode == SAMPLER_GVL || (d->s->cfg.mode == SAMPLER_CPU && in_wait(th)))
 		return 0;
-	if (d->s->cfg.mode == SAMPLER_CPU) {
-		/* Held until the thread's CPU time is read at this tick (place_cpu); one in a method that waits
-		   (its C code on the way into the wait) is left to the thread's CPU clock, as an outside read is. */
-		if (in_wait(th))
-			return 0;
-		int32_t key = thread_key(d->s, th);
-		int64_t st = thread_stack(d->s, th, key);
-		if (st < 0)
-			return st == -1 ? 0 : (int)st;
-		struct sampler_pending *v = vec_grow(d->s->pend, d->s->npend, &d->s->pend_cap, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		d->s->pend = v;
-		v[d->s->npend++] = (struct sampler_pending){ t, key, (uint32_t)st };
-		d->s->st.salvaged += (uint64_t)th->salvaged;
-		return 0;
-	}
+	int32_t key = thread_key(d->s, th);
+	int64_t st = thread_stack(d->s, th, key);
+	if (st < 0)
+		return st == -1 ? 0 : (int)st;
+	struct sampler_pending *v = vec_grow(d->s->pend, d->s->npend, &d->s->pend_cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	d->s->pend = v;
+	v[d->s->npend++] = (struct sampler_pending){ t, th->th, key, (uint32_t)st };
 	d->s->st.salvaged += (uint64_t)th->salvaged;
-	return add_thread(d->s, th, t);
-}
-
-static int holder_on_cpu(void *ctx, uint64_t th)
-{
-	return ruby_capture_on_cpu(ctx, th);
+	return 0;
 }
 
 int sampler_tick(struct sampler *s, uint64_t t_ns)
@@ -461,12 +488,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 	}
 	unsigned flags = (s->cfg.mode == SAMPLER_CPU ? WALK_CPU : 0) | (s->cfg.syscalls ? WALK_SYSCALL : 0) |
 			 (s->cfg.native ? WALK_NATIVE : 0) | (s->cfg.no_labels ? 0 : WALK_LABELS);
-	/* wall mode: whether the GVL holder is off its CPU, asked as its stack is read (see below) */
-	int ask = s->capture && s->cfg.mode == SAMPLER_WALL;
-	s->target->holder_on_cpu = ask ? holder_on_cpu : NULL;
-	s->target->holder_ctx = ask ? s->capture : NULL;
 	int err = ruby_sample_take(s->target, s->sample, flags);
-	s->target->holder_on_cpu = NULL;
 	if (err == ERR_TORN) {
 		s->st.torn++;
 		return 0;
@@ -490,28 +512,19 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 				return err;
 			continue;
 		}
-		/* The GVL holder's time is the captures' (each period of its CPU time); the others' stacks
-		   stand still, and are read from outside at each tick. */
-		if (s->capture && th->state == THREAD_RUNNING && ruby_capture_covers(s->capture, th->th)) {
-			/* ... but its clock stands still while it is off its CPU (preempted, throttled, blocked
-			   holding the GVL): in a wall profile, that time goes to its stack as read here, which
-			   stands still then (ruby_capture_owed: by its clock since the tick before when it held
-			   the GVL then too, else as this tick finds it. By the clock alone, the spells of a
-			   thread that holds the GVL a little at a time, as a Puma worker's threads do, were
-			   lost: 4 pp of each one's time, all of it in a call that wakes another process, whose
-			   CPU it then waits for. As a tick finds it alone, a busy thread's count at 3000 Hz on
-			   a busy machine, many ticks missed, was off by 5% either way.) */
-			int owed = s->cfg.mode == SAMPLER_WALL ?
-					   ruby_capture_owed(s->capture, th->th, s->st.ticks, clock_now_ns(), th->off_cpu,
-							     (int)(1 + s->ticks_missed)) : 0;
-			uint64_t more = owed > 0 ? (uint64_t)owed : 0;
-			s->st.owed += more;
-			s->st.salvaged += (uint64_t)th->salvaged * more;
-			if (more && (err = add_spread(s, th, prev_tick, t_ns, more)))
-				return err;
-			continue;
-		}
 		uint64_t due = samples_due(s, th) * (1 + s->ticks_missed);
+		/* The thread that holds the GVL: the tick's sample is one its own CPU took since the tick before, a
+		   stack as the thread saw it (a short call is seen for as long as it runs); the outside read if it
+		   took none (it took the GVL since). */
+		if (s->capture && th->state == THREAD_RUNNING && due) {
+			int32_t key = thread_key(s, th);
+			uint64_t kept = take_captures(s, th, key, 0, 1, due, prev_tick, &err);
+			if (err)
+				return err;
+			due -= kept;
+			s->st.holder_own += kept;
+			s->st.holder_read += due;
+		}
 		if (!due)
 			continue;
 		/* (what the reads of threads it adds were like: the others' were thrown away) */
@@ -520,7 +533,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		if ((err = add_spread(s, th, prev_tick, t_ns, due)))
 			return err;
 	}
-	s->npend = 0; /* (captures of threads gone by the read: their time is not the kernel's to count now) */
+	keep_captures(s, t_ns, period);
 	if (t_ns > s->last_t)
 		s->last_t = t_ns;
 	s->ticks_missed = 0;

@@ -31,8 +31,9 @@ enum sampler_mode { SAMPLER_WALL, SAMPLER_CPU, SAMPLER_GVL };
 	X(native_stop_ns, "--native: the time they were stopped, ns")                                      \
 	X(native_moved, "--native: thread stacks left without native frames (moved on during the unwind)") \
 	X(native_sampled, "--native: threads on a CPU without the GVL unwound from a kernel sample")       \
-	X(captured, "samples of the GVL holder taken on its own CPU (BPF)")                                \
-	X(owed, "samples of it read from outside at ticks that found it off its CPU")                     \
+	X(captured, "stacks of the GVL holder taken on its own CPU (BPF)")                                 \
+	X(holder_own, "wall mode: the GVL holder's samples that are one of those")                         \
+	X(holder_read, "wall mode: its samples read from outside (it took no stack since the tick before)") \
 	X(capture_lost, "captures it could not hand on: its ring was full")                                \
 	X(capture_bad, "captures whose ec or frames did not read")                                         \
 	X(capture_unfollowed, "threads it could not give a clock (read from outside)")                     \
@@ -84,8 +85,8 @@ struct sampler {
 	} *cpu_clocks;
 	size_t ncpu_clocks, cpu_clocks_cap;
 	uint64_t last_tick_t;
-	struct sampler_pending { /* --mode cpu: the tick's captures, until their threads' CPU time is read */
-		uint64_t t_ns;
+	struct sampler_pending { /* the tick's captures, until the walk says which thread each tick's sample is of */
+		uint64_t t_ns, th;
 		int32_t tid;
 		uint32_t stack; /* profile stack id */
 	} *pend;

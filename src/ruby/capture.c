@@ -2,7 +2,6 @@
 #include "capture.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stddef.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -41,13 +40,19 @@ _Static_assert(EP_WORDS == CAPTURE_EP_WORDS, "capture_rec.h: the env words walk.
 _Static_assert(offsetof(struct capture_mark, total) == offsetof(struct capture_rec, total),
 	       "capture_rec.h: a mark and a record are told apart by their total");
 
+/*
+ * A native thread with a task clock, and the Ruby thread it runs (th; 0 while
+ * it runs none, kept by the Ruby's thread cache for the next one).
+ */
 struct followed {
 	uint64_t th;
+	uint64_t unknown_ok; /* the last thread the program did not know that capture.c found ran here */
+	uint32_t slot; /* the clock's (capture_rec.h) */
 	int32_t tid;
 	uint32_t name;
 	int main;
 	int fd; /* the thread's task clock (the link closes it) */
-	int stat_fd; /* its /proc stat file, once ruby_capture_on_cpu needs it; -1 before */
+	int stat_fd; /* its /proc stat file, opened with its clock (ended); -1 without */
 	struct bpf_link *link;
 	uint64_t gen; /* the last follow that saw the thread */
 	uint64_t period; /* its clock's, in ns of its CPU time */
@@ -56,11 +61,6 @@ struct followed {
 	void *ring;      /* --native: the event's buffer (a control page, then NATIVE_PAGES of samples) */
 	size_t ring_len;
 	struct capture_mark mark; /* --native: the latest, while it was on its CPU without the GVL */
-	/* ruby_capture_owed: the tick it was last asked at, the time and its CPU time then, and the time off its
-	   CPU not yet owed a sample (less its CPU time beyond the ticks', a period at most) */
-	uint64_t owed_tick, owed_wall, owed_cpu;
-	int64_t owed_carry;
-	uint64_t clock_gen, clock_val; /* its clock as ruby_capture_on_cpu read it last, at follow generation gen - 1 */
 };
 
 struct ruby_capture {
@@ -70,9 +70,10 @@ struct ruby_capture {
 	struct bpf_program *prog;
 	struct ring_buffer *rb;
 	int stats_fd, cfg_fd, env_fd; /* env_fd: the methods whose env parameter a sample takes (env_iseqs) */
+	int slots_fd, known_fd;
+	unsigned char slot_used[CAPTURE_SLOTS];
 	struct capture_config conf;
 	uint64_t period_ns, rng, gen;
-	uint64_t seen_on, seen_ready; /* ruby_capture_on_cpu: holders found on another CPU, running or ready to */
 	int native, labels;
 	size_t page;
 	unsigned char *rec; /* --native: a sample out of a buffer, in one piece (at most 64 KB) */
@@ -96,29 +97,68 @@ static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 /*
- * A thread's next period, for its next EPOCH samples: 1/hz plus or minus a
- * step drawn at random between an eighth and a half of it, minus when its
- * ticks have run behind a steady clock at 1/hz (f->drift), plus when ahead.
- * So the samples of a run sweep the phase of any periodic work at least
- * EPOCH/8 times over, each run starts at a phase of its own, and the count
- * stays within EPOCH/2 samples of hz times the time however long the
- * recording. Steps are kept off 0, which would clump a run's samples at one
- * phase. (Against a 10 ms cycle at 100 Hz: docs/benchmarks.md.)
+ * A thread's next period, for its next EPOCH samples: its clock's rate
+ * (OVER times the ticks') times 1 - x or 1 + x, x drawn at random between
+ * 1/8 and 1/4 (so the period moves by at least a ninth): faster when its
+ * samples have run behind a steady clock at that rate (f->drift), slower
+ * when ahead. So the samples of a run sweep the phase of any periodic work
+ * at least EPOCH/9 times over, each run starts at a phase of its own, and
+ * the count stays within EPOCH/2 samples of the rate times the time however
+ * long the recording; and even at its slowest (1.01 times the ticks') a
+ * clock takes a stack for nearly every tick that finds its thread holding
+ * the GVL (sampler.c takes the tick's sample from those). The rate is drawn
+ * evenly, not the period (the mean of 1/period is more than 1/(its mean)).
+ * Steps are kept off 0, which would clump a run's samples at one phase.
+ * (Against a 10 ms cycle at 100 Hz: docs/benchmarks.md.)
  */
+#define OVER 1.35
 static uint64_t jittered(struct ruby_capture *c, struct followed *f)
 {
 	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
-	uint64_t p = c->period_ns, step = p / 8 + (c->rng >> 1) % (p / 2 - p / 8);
-	int ahead = f->drift < 0 || (f->drift == 0 && (c->rng & 1));
-	return ahead ? p + step : p - step;
+	double x = 0.125 + (double)(c->rng >> 11) / (double)(UINT64_C(1) << 53) * 0.125;
+	int slower = f->drift < 0 || (f->drift == 0 && (c->rng & 1));
+	return (uint64_t)((double)c->period_ns / (slower ? 1 - x : 1 + x));
 }
 
 static struct followed *find(const struct ruby_capture *c, uint64_t th)
 {
-	for (int i = 0; i < c->nf; i++)
+	for (int i = 0; th && i < c->nf; i++)
 		if (c->f[i].th == th)
 			return &c->f[i];
 	return NULL;
+}
+
+static struct followed *find_tid(const struct ruby_capture *c, int32_t tid)
+{
+	for (int i = 0; i < c->nf; i++)
+		if (c->f[i].tid == tid)
+			return &c->f[i];
+	return NULL;
+}
+
+static struct followed *find_slot(const struct ruby_capture *c, uint32_t slot)
+{
+	for (int i = 0; i < c->nf; i++)
+		if (c->f[i].slot == slot)
+			return &c->f[i];
+	return NULL;
+}
+
+/* f's native thread runs Ruby thread th now (0: none): the program told, and what was its thread's let go. */
+static void set_thread(struct ruby_capture *c, struct followed *f, uint64_t th)
+{
+	if (f->th == th)
+		return;
+	uint32_t one = 1;
+	if (f->th)
+		bpf_map_delete_elem(c->known_fd, &f->th);
+	if (th)
+		bpf_map_update_elem(c->known_fd, &th, &one, BPF_ANY);
+	bpf_map_update_elem(c->slots_fd, &f->slot, &th, BPF_ANY);
+	f->th = th;
+	f->name = 0;
+	f->main = 0;
+	f->mark.t_ns = 0;
 }
 
 /*
@@ -236,16 +276,27 @@ static int on_rec(void *ctx, void *data, size_t size)
 	/* (a mark is shorter than a record's header: told apart by its total first, at the same place in both) */
 	if (c->err || size < offsetof(struct capture_rec, n) + 2 * sizeof(uint32_t))
 		return 0;
-	struct followed *f = find(c, r->th);
-	if (!f)
-		return 0; /* a thread no longer followed */
 	if (r->total == CAPTURE_MARK) { /* --native: on its CPU without the GVL (ruby_capture_native_of) */
-		if (size >= sizeof(f->mark))
+		struct followed *f = find(c, r->th);
+		if (f && size >= sizeof(f->mark))
 			memcpy(&f->mark, data, sizeof(f->mark));
 		return 0;
 	}
 	if (size < offsetof(struct capture_rec, frames))
 		return 0;
+	struct followed *f = find_slot(c, r->slot);
+	if (!f)
+		return 0; /* a native thread no longer followed */
+	/* A Ruby thread started since the last follow, holding the GVL as this clock went off: taken only if it ran
+	   on this clock's native thread (a thread of Ruby's cache, running another Ruby thread now). */
+	if (r->unknown && r->th != f->unknown_ok) {
+		if (vm_thread_tid_at(c->t, r->th) != f->tid) {
+			c->st.elsewhere++;
+			return 0;
+		}
+		f->unknown_ok = r->th;
+	}
+	int ours = r->th == f->th;
 	if (f->fd >= 0)
 		rejitter(c, f, r->t_ns);
 	if (r->gcc > c->t->gc_count_seen) /* (frames.c checks a method entry's name again once it changes) */
@@ -264,8 +315,9 @@ static int on_rec(void *ctx, void *data, size_t size)
 	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, c->frames + k,
 			      c->labels ? c->at + k : NULL, &dropped);
 	struct ruby_thread_sample ts = {
-		.th = r->th, .tid = f->tid, .name = f->name, .state = THREAD_RUNNING, .kstate = 'R',
-		.syscall = WALK_SYSCALL_UNKNOWN, .main = f->main, .salvaged = dropped > 0, .nframes = k, .frames = c->frames,
+		.th = r->th, .tid = f->tid, .name = ours ? f->name : 0, .state = THREAD_RUNNING, .kstate = 'R',
+		.syscall = WALK_SYSCALL_UNKNOWN, .main = ours ? f->main : r->th == c->t->main_thread, .salvaged = dropped > 0,
+		.nframes = k, .frames = c->frames,
 	};
 	if (c->labels) { /* (the GC's count as the frames were taken: a Rack env's label known unchanged while it is) */
 		struct label_ctx cx = { .gc = r->gcc, .gc_known = r->gcc != 0, .by = 2, .word_at = r->env_at, .word = r->env,
@@ -345,7 +397,7 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 	c->labels = labels;
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
 	c->stats_fd = -1;
-	c->period_ns = 1000000000ULL / (uint64_t)hz;
+	c->period_ns = (uint64_t)(1e9 / ((double)hz * OVER));
 	c->rng = clock_now_ns() | 1;
 	const char *log = getenv("RBSCOPE_BPF_LOG");
 	verbose_print = log && *log && strcmp(log, "0");
@@ -372,8 +424,10 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 	struct bpf_map *cfg = bpf_object__find_map_by_name(c->obj, "config"),
 		       *stats = bpf_object__find_map_by_name(c->obj, "stats"),
 		       *events = bpf_object__find_map_by_name(c->obj, "events"),
-		       *envs = bpf_object__find_map_by_name(c->obj, "env_iseqs");
-	if (!c->prog || !cfg || !stats || !events || !envs) {
+		       *envs = bpf_object__find_map_by_name(c->obj, "env_iseqs"),
+		       *slots = bpf_object__find_map_by_name(c->obj, "slots"),
+		       *known = bpf_object__find_map_by_name(c->obj, "known");
+	if (!c->prog || !cfg || !stats || !events || !envs || !slots || !known) {
 		err = ERR_CORRUPT;
 		snprintf(why, whylen, "the BPF program lacks its maps");
 		goto fail;
@@ -395,6 +449,8 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 	}
 	c->stats_fd = bpf_map__fd(stats);
 	c->env_fd = bpf_map__fd(envs);
+	c->slots_fd = bpf_map__fd(slots);
+	c->known_fd = bpf_map__fd(known);
 	if (!(c->rb = ring_buffer__new(bpf_map__fd(events), on_rec, c, NULL))) {
 		err = -errno;
 		snprintf(why, whylen, "cannot map the BPF ring: %s", strerror(errno));
@@ -419,8 +475,10 @@ static void unmap_ring(struct followed *f)
 	f->ring = NULL;
 }
 
-static void unfollow(struct followed *f)
+static void unfollow(struct ruby_capture *c, struct followed *f)
 {
+	set_thread(c, f, 0);
+	c->slot_used[f->slot] = 0;
 	if (f->link)
 		bpf_link__destroy(f->link); /* detaches, and closes the event */
 	else if (f->fd >= 0)
@@ -442,7 +500,7 @@ void ruby_capture_close(struct ruby_capture *c)
 		c->t->env_iseq_ctx = NULL;
 	}
 	for (int i = 0; i < c->nf; i++)
-		unfollow(&c->f[i]);
+		unfollow(c, &c->f[i]);
 	free(c->f);
 	ring_buffer__free(c->rb);
 	bpf_object__close(c->obj);
@@ -451,7 +509,7 @@ void ruby_capture_close(struct ruby_capture *c)
 	free(c);
 }
 
-/* A task clock on tid, running the program with th as its cookie; 0, or -errno (ESRCH: the thread is gone). */
+/* A task clock on f's tid, running the program with its slot as the cookie; 0, or -errno (ESRCH: the thread is gone). */
 static int follow_one(struct ruby_capture *c, struct followed *f)
 {
 	struct perf_event_attr a = {
@@ -481,7 +539,7 @@ static int follow_one(struct ruby_capture *c, struct followed *f)
 		f->ring = ring;
 		f->ring_len = len;
 	}
-	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = f->th);
+	LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = f->slot);
 	struct bpf_link *l = bpf_program__attach_perf_event_opts(c->prog, fd, &o);
 	if (!l) {
 		int err = -errno;
@@ -491,7 +549,15 @@ static int follow_one(struct ruby_capture *c, struct followed *f)
 	}
 	f->fd = fd;
 	f->link = l;
+	if (f->stat_fd < 0)
+		f->stat_fd = task_stat_open(c->t->pid, f->tid);
 	return 0;
+}
+
+/* Has f's native thread ended? (a tid may be given again: its /proc file, opened with its clock, is not) */
+static int ended(const struct followed *f)
+{
+	return f->stat_fd < 0 || task_fd_gone(f->stat_fd);
 }
 
 int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
@@ -503,12 +569,22 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 		   Ractor's threads hold another GVL than the one whose owner the program checks) */
 		if (ts->tid <= 0 || ts->state == THREAD_KILLED || ts->shared || ts->ractor)
 			continue;
-		struct followed *f = find(c, ts->th);
-		if (f && f->tid != ts->tid) {
-			unfollow(f); /* a new thread where an old one was */
-			f->owed_tick = 0;
+		struct followed *f = find_tid(c, ts->tid), *was = find(c, ts->th);
+		if (was && was != f)
+			set_thread(c, was, 0); /* (a Ruby thread on another native thread than before) */
+		if (f && f->th != ts->th && f->link && ended(f)) {
+			unfollow(c, f); /* a new native thread with an old one's tid */
+			*f = c->f[--c->nf];
+			f = NULL;
 		}
 		if (!f) {
+			uint32_t slot = 0;
+			while (slot < CAPTURE_SLOTS && c->slot_used[slot])
+				slot++;
+			if (slot == CAPTURE_SLOTS) {
+				c->st.unfollowed++;
+				continue;
+			}
 			if (c->nf == c->capf) {
 				int cap = c->capf ? 2 * c->capf : 8;
 				struct followed *v = realloc(c->f, (size_t)cap * sizeof(*v));
@@ -519,11 +595,13 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 			}
 			f = &c->f[c->nf++];
 			memset(f, 0, sizeof(*f));
-			f->th = ts->th;
 			f->fd = -1;
 			f->stat_fd = -1;
+			f->slot = slot;
+			f->tid = ts->tid;
+			c->slot_used[slot] = 1;
 		}
-		f->tid = ts->tid;
+		set_thread(c, f, ts->th);
 		f->name = ts->name;
 		f->main = ts->main;
 		f->gen = c->gen;
@@ -531,13 +609,18 @@ int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s)
 		if (!f->link && follow_one(c, f))
 			c->st.unfollowed++;
 	}
+	/* A native thread that runs no Ruby thread now keeps its clock, for the next Ruby thread it may run, until it
+	   ends. */
 	for (int i = 0; i < c->nf;) {
-		if (c->f[i].gen == c->gen) {
+		struct followed *f = &c->f[i];
+		if (f->gen != c->gen)
+			set_thread(c, f, 0);
+		if (f->gen == c->gen || (f->link && !ended(f))) {
 			i++;
 			continue;
 		}
-		unfollow(&c->f[i]);
-		c->f[i] = c->f[--c->nf];
+		unfollow(c, f);
+		*f = c->f[--c->nf];
 	}
 	return 0;
 }
@@ -563,46 +646,6 @@ const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c)
 {
 	c->source = (struct ruby_native_source){ c, source_covers, source_sample_of };
 	return &c->source;
-}
-
-/*
- * Its task clock, read twice: the kernel brings a running thread's count up
- * to date at each read (the moment of the read, on the CPU it runs on), so
- * the count moves between the two; off its CPU it stands still. A thread
- * ready to run on the CPU we run on is one of two: running until the tick's
- * own wake-up took that CPU (on two busy CPUs, half the times it runs), or
- * waiting there for another task already. Counted off its CPU every time, the
- * first counts twice (a Puma worker's threads got up to 10% more samples than
- * ticks); never, the second is lost (3% fewer; a busy thread 15% fewer when
- * other processes shared its CPU). So it counts as off in the proportion of
- * those found on another CPU that were ready but not running: a Puma worker's
- * request threads then have their running share within 0.8 pp of --blocking's
- * and a busy thread 200 samples a second at 200 Hz.
- */
-int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th)
-{
-	struct followed *f = find(c, th);
-	uint64_t a, b;
-	if (!f || !f->link || read(f->fd, &a, sizeof(a)) != (ssize_t)sizeof(a) ||
-	    read(f->fd, &b, sizeof(b)) != (ssize_t)sizeof(b))
-		return -1;
-	f->clock_gen = c->gen + 1; /* (read again by ruby_capture_owed at this tick: not read twice) */
-	f->clock_val = b;
-	if (b != a) {
-		c->seen_on++;
-		return 1;
-	}
-	if (f->stat_fd < 0)
-		f->stat_fd = task_stat_open(c->t->pid, f->tid);
-	int cpu, here = sched_getcpu();
-	if (f->stat_fd < 0 || task_state_cpu_fd(f->stat_fd, &cpu) != 'R' || cpu < 0)
-		return 0; /* blocked, holding the GVL */
-	if (cpu != here) {
-		c->seen_ready++;
-		return 0;
-	}
-	c->rng ^= c->rng << 13, c->rng ^= c->rng >> 7, c->rng ^= c->rng << 17;
-	return (c->rng >> 11) % (c->seen_on + c->seen_ready + 2) >= c->seen_ready + 1;
 }
 
 int ruby_capture_drain(struct ruby_capture *c, ruby_capture_fn fn, void *arg)
@@ -631,30 +674,7 @@ void ruby_capture_stats(const struct ruby_capture *c, struct ruby_capture_stats 
 		bpf_map_lookup_elem(c->stats_fd, &k, &v[k]);
 	*out = c->st;
 	out->fired = v[CAPTURE_FIRED];
-	out->not_owner = v[CAPTURE_NOT_OWNER];
+	out->not_owner = v[CAPTURE_NOT_OWNER] + c->st.elsewhere;
 	out->lost = v[CAPTURE_LOST];
 	out->bad = v[CAPTURE_BAD];
-}
-
-int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns, int off_now, int per_tick)
-{
-	struct followed *f = find(c, th);
-	uint64_t cpu = f ? f->clock_val : 0;
-	if (!f || !f->link || (f->clock_gen != c->gen + 1 && read(f->fd, &cpu, sizeof(cpu)) != (ssize_t)sizeof(cpu)))
-		return 0;
-	int fresh = !f->owed_tick || f->owed_tick + 1 != tick; /* (it did not hold the GVL at the tick before) */
-	uint64_t dw = now_ns - f->owed_wall, dc = cpu - f->owed_cpu;
-	f->owed_tick = tick, f->owed_wall = now_ns, f->owed_cpu = cpu;
-	if (fresh) {
-		f->owed_carry = 0;
-		return off_now ? per_tick : 0;
-	}
-	int64_t p = (int64_t)c->period_ns;
-	f->owed_carry += (int64_t)dw - (int64_t)dc;
-	if (f->owed_carry < -p)
-		f->owed_carry = -p; /* (ticks late or early by a little: their CPU time evens out) */
-	int n = 0;
-	for (; f->owed_carry >= p && n < 1000; n++)
-		f->owed_carry -= p;
-	return n;
 }

@@ -20,11 +20,13 @@ struct ruby_capture_stats {
 	uint64_t fired, not_owner, lost, bad;
 	uint64_t unfollowed; /* tries to give a thread a clock that failed (it was read from outside) */
 	uint64_t native, native_missed; /* native: samples with native frames from the kernel's copy, and without */
+	uint64_t elsewhere; /* the program's samples of a thread new since the last follow that ran on another thread */
 };
 
 /*
- * Sample t's GVL holder in its own context at hz (per second of its CPU time,
- * each period drawn at random around 1/hz); with native, its native frames
+ * Sample t's GVL holder in its own context for ticks at hz: a little more
+ * often than that per second of its CPU time (a rate drawn at random, so a
+ * tick nearly always finds a sample taken since the one before); with native, its native frames
  * too, unwound from the registers and stack the kernel copies at each sample
  * (no stop); with labels, each sample's request (ruby_request_label). 0
  * with *out set, or a negative code with why set to one line saying what is
@@ -34,36 +36,17 @@ int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, str
 		      size_t whylen);
 void ruby_capture_close(struct ruby_capture *c);
 
-/* Follow the threads of sample s (a task clock for each new one, none for those gone). 0 or a negative code. */
+/*
+ * Follow the threads of sample s: a task clock for each native thread that
+ * runs one, kept while that native thread lives (a Ruby's thread cache runs
+ * the next Ruby thread there, sampled from its start). 0 or a negative code.
+ */
 int ruby_capture_follow(struct ruby_capture *c, const struct ruby_sample *s);
 
-/* Is th followed: its time holding the GVL sampled here, not by reading it from outside? */
+/* Is th followed: sampled on its own CPU while it holds the GVL? */
 int ruby_capture_covers(const struct ruby_capture *c, uint64_t th);
 /* c as the walker's source of the kernel's samples (walk.h), for the target's native_source while c is open. */
 const struct ruby_native_source *ruby_capture_source(struct ruby_capture *c);
-
-/*
- * Is thread th on its CPU now: 1, or 0 off it (preempted, throttled, or
- * blocked while it holds the GVL, when its clock stands still and nothing
- * samples it here); -1 if it is not followed. For the thread that holds the
- * GVL at a tick: off its CPU, the tick's sample is its stack read from
- * outside, which stands still then; on it, the clock's samples have its time.
- * One ready to run on the CPU the caller runs on is judged at random in the
- * proportion seen on other CPUs (see capture.c).
- */
-int ruby_capture_on_cpu(struct ruby_capture *c, uint64_t th);
-/*
- * How many samples the GVL holder th is owed at tick number tick (now_ns its
- * time) for its time off its CPU, where its clock stands still. Held at the
- * tick before too: the time passed since that tick less the CPU time its
- * clock counted, in periods of 1/hz, the rest carried on (exact however long
- * it holds the GVL, ticks missed or not). Not held then (a thread that holds
- * it a little at a time, as a Puma worker's do): per_tick if off_now
- * (ruby_capture_on_cpu found it off as its stack was read), else none: a
- * sample of the moment, as a tick takes any other thread's. 0 for a thread
- * not followed.
- */
-int ruby_capture_owed(struct ruby_capture *c, uint64_t th, uint64_t tick, uint64_t now_ns, int off_now, int per_tick);
 
 /*
  * native, a thread on its CPU without the GVL (its Ruby frames stand still,

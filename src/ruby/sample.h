@@ -46,7 +46,6 @@ struct ruby_thread_sample {
 			       it runs on now; its identity is th */
 	uint32_t name;      /* strtab id of Thread#name, 0 if none */
 	int state;          /* enum thread_state */
-	int off_cpu;        /* THREAD_RUNNING: off its CPU as its stack was read (target's holder_on_cpu said so) */
 	char kstate;        /* from /proc/PID/task/TID/stat, '?' unless asked for, '-' for a shared thread on none */
 	int has_cpu;        /* WALK_CPU: cpu_ns was read */
 	uint64_t cpu_ns;    /* WALK_CPU: the CPU time it has run, by the kernel's account (task_cpu_ns) */

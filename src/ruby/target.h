@@ -80,10 +80,6 @@ struct ruby_target {
 	ruby_target_flush_fn caches[RUBY_TARGET_CACHES]; /* ruby_target_add_cache */
 	int ncaches;
 	const struct ruby_native_source *native_source; /* WALK_NATIVE: the kernel's samples of running threads (walk.h) */
-	/* Asked as the GVL holder's stack is read, when set: is it on its CPU (1), off it (0), unknown (-1)?
-	   (ruby_capture_on_cpu: its clock read twice) */
-	int (*holder_on_cpu)(void *ctx, uint64_t th);
-	void *holder_ctx;
 	/* Told of each method label.c finds a request's env in (its iseq, and the env parameter's bytes below its
 	   frame's ep; local 0), or --label's local (local 1), when set: the BPF capture takes that word as it
 	   samples (ruby_capture_open) */

@@ -42,6 +42,21 @@ struct {
 	__type(value, __u64);
 } env_iseqs SEC(".maps");
 
+/* Each clock's slot -> the Ruby thread its native thread runs, and the Ruby threads known (capture_rec.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CAPTURE_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CAPTURE_SLOTS);
+	__type(key, __u64);
+	__type(value, __u32);
+} known SEC(".maps");
+
 #define VS_BUF (32 << 10) /* the top of the value stack read in one go (a power of 2) */
 
 /*
@@ -146,14 +161,23 @@ static long take_frame(__u32 i, void *arg)
 SEC("perf_event")
 int capture(void *ctx)
 {
-	__u64 t_ns = bpf_ktime_get_ns(), th = bpf_get_attach_cookie(ctx), e[4] = { 0 };
-	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
+	__u64 t_ns = bpf_ktime_get_ns(), e[4] = { 0 };
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), slot = (__u32)bpf_get_attach_cookie(ctx);
 	struct capture_config *c = bpf_map_lookup_elem(&config, &zero);
 	struct scratch *s = bpf_map_lookup_elem(&scratch, &cpu);
+	__u64 *here = bpf_map_lookup_elem(&slots, &slot);
 	count(CAPTURE_FIRED);
-	if (!c || !s || !th)
+	if (!c || !s || !here)
 		return 0;
-	if (word(c->owner) != th) {
+	__u64 th = *here, owner = word(c->owner);
+	__u16 unknown = 0;
+	if (owner && owner != th && !bpf_map_lookup_elem(&known, &owner)) {
+		th = owner; /* (a thread started since capture.c looked: perhaps here) */
+		unknown = 1;
+	}
+	if (!th)
+		return 0;
+	if (owner != th) {
 		count(CAPTURE_NOT_OWNER);
 		if (!c->native)
 			return 0;
@@ -217,7 +241,8 @@ int capture(void *ctx)
 	r->n = (__u32)n;
 	r->total = (__u32)total;
 	r->gcw = 0;
-	r->pad = 0;
+	r->slot = (__u16)slot;
+	r->unknown = unknown;
 	if (c->gc) {
 		__u32 w = 0;
 		if (!bpf_probe_read_user(&w, sizeof(w), (const void *)c->gc))

@@ -9,10 +9,12 @@
 #include <linux/types.h>
 typedef __u64 capture_u64;
 typedef __u32 capture_u32;
+typedef __u16 capture_u16;
 #else
 #include <stdint.h>
 typedef uint64_t capture_u64;
 typedef uint32_t capture_u32;
+typedef uint16_t capture_u16;
 #endif
 
 #define CAPTURE_MAX_FRAMES 512 /* innermost frames taken (a power of 2); the outer ones of a deeper stack left out */
@@ -39,6 +41,19 @@ struct capture_config {
  * bits) and where the local is (high 32 bits), 0 for none.
  */
 #define CAPTURE_ENV_ISEQS 256
+
+/*
+ * A task clock per native thread, its slot in the cookie: slots holds the
+ * Ruby thread (rb_thread_t *) it runs now, 0 for none (one Ruby's thread
+ * cache keeps for the next); known, every Ruby thread in slots. A clock that
+ * goes off while a thread known to run elsewhere holds the GVL takes
+ * nothing; while one not known yet does (started since capture.c last
+ * looked), it takes it, marked unknown, for capture.c to tell whether it ran
+ * here: so a Ruby thread started on a native thread of the cache is sampled
+ * from its first instant, by a clock whose period runs on from the thread
+ * before.
+ */
+#define CAPTURE_SLOTS 4096
 
 enum capture_stat {
 	CAPTURE_FIRED,     /* the thread's clock went off */
@@ -78,7 +93,9 @@ struct capture_rec {
 	capture_u32 n;     /* frames taken */
 	capture_u32 total; /* frames on the stack (more than n: the outer ones left out) */
 	capture_u32 gcw;   /* the GC's word (config.gc) */
-	capture_u32 pad;
+	/* the clock's slot (its native thread's); 1 when th is a thread the program did not know (capture.c tells
+	   whether it ran on that native thread) */
+	capture_u16 slot, unknown;
 	capture_u64 gcc;   /* the GC's count (config.gc_count; 0 if unknown) */
 	/* the env parameter of the innermost frame whose method is in env_iseqs, as the sample was taken: where it
 	   is (0: no such frame) and what it held */
