@@ -248,6 +248,7 @@ static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample
 		if (oldest ? 1 : seen++ == (kept * k + u) / keep) {
 			*err = profile_add(s->profile, p->stack, p->t_ns > since ? p->t_ns : since, key);
 			s->st.samples += !*err;
+			s->st.jit_lines += !*err && p->jit_line;
 			p->stack = PEND_USED;
 			kept++;
 		}
@@ -467,7 +468,7 @@ static int add_captured(void *arg, const struct ruby_thread_sample *th, uint64_t
 	if (!v)
 		return -ENOMEM;
 	d->s->pend = v;
-	v[d->s->npend++] = (struct sampler_pending){ t, th->th, key, (uint32_t)st };
+	v[d->s->npend++] = (struct sampler_pending){ t, th->th, key, (uint32_t)st, jit_line_unknown(th) };
 	d->s->st.salvaged += (uint64_t)th->salvaged;
 	return 0;
 }

@@ -89,6 +89,7 @@ struct sampler {
 		uint64_t t_ns, th;
 		int32_t tid;
 		uint32_t stack; /* profile stack id */
+		int jit_line;   /* its innermost Ruby frame ran JIT code, its line unknown */
 	} *pend;
 	size_t npend, pend_cap;
 };

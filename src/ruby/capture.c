@@ -162,7 +162,7 @@ static void set_thread(struct ruby_capture *c, struct followed *f, uint64_t th)
 }
 
 /*
- * Each thread's clock runs with a period drawn at random around 1/hz, drawn
+ * Each clock runs with a period drawn at random around its rate's, drawn
  * again every EPOCH samples: a period that happens to
  * fall in step with periodic work does so for a few samples only. Setting
  * a period starts the clock afresh, and the time it had run since its last

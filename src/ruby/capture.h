@@ -1,7 +1,7 @@
 /*
  * capture.h: sampling the thread that holds the GVL on its own CPU, with a
- * BPF program on a task clock per thread (bpf/capture.bpf.c), so a short call
- * is seen for as long as it runs; the other threads, whose stacks stand
+ * BPF program on a task clock per native thread (bpf/capture.bpf.c), so a
+ * short call is seen for as long as it runs; the other threads, whose stacks stand
  * still, are read from outside as ever (walk.c).
  */
 #ifndef RBSCOPE_CAPTURE_H

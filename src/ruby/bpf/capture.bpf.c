@@ -1,6 +1,6 @@
 /*
  * capture.bpf.c: a Ruby thread's stack, read on its own CPU when its task
- * clock goes off (a perf event per thread), while it holds the GVL.
+ * clock goes off (a perf event per native thread), while it holds the GVL.
  *
  * Read from another CPU, the frame a short call pushes is visible for less
  * time than the call runs (the stores that open it reach other CPUs later
