@@ -227,11 +227,13 @@ static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sa
 /*
  * Up to n of the captures of th held (by Ruby thread, or with by_tid by its
  * native thread's key), added as samples at their own times (none before
- * since: samples of the ticks before are in): how many. With oldest, the
- * oldest first; else evenly spread over those held from a random start.
+ * since: samples of the ticks before are in): how many. With newest, the
+ * latest first (nearest the tick: most likely of the call, and the request,
+ * the tick found it in); else evenly spread over those held from a random
+ * start.
  */
 static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample *th, int32_t key, int by_tid,
-			      int oldest, uint64_t n, uint64_t since, int *err)
+			      int newest, uint64_t n, uint64_t since, int *err)
 {
 	uint64_t k = 0, seen = 0, kept = 0;
 	for (size_t i = 0; i < s->npend; i++)
@@ -239,13 +241,13 @@ static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample
 	uint64_t keep = k < n ? k : n;
 	if (!keep)
 		return 0;
-	uint64_t u = oldest ? 0 : map_hash64(clock_now_ns() ^ th->th) % k;
-	for (size_t i = 0; i < s->npend && kept < keep && !*err; i++) {
-		struct sampler_pending *p = &s->pend[i];
+	uint64_t u = newest ? 0 : map_hash64(clock_now_ns() ^ th->th) % k;
+	for (size_t j = 0; j < s->npend && kept < keep && !*err; j++) {
+		struct sampler_pending *p = &s->pend[newest ? s->npend - 1 - j : j];
 		if (p->stack == PEND_USED || (by_tid ? p->tid != key : p->th != th->th))
 			continue;
-		/* the j-th kept: the one at floor((j * k + u) / keep), or the j-th */
-		if (oldest ? 1 : seen++ == (kept * k + u) / keep) {
+		/* the j-th kept: the one at floor((j * k + u) / keep), or the j-th newest */
+		if (newest ? 1 : seen++ == (kept * k + u) / keep) {
 			*err = profile_add(s->profile, p->stack, p->t_ns > since ? p->t_ns : since, key);
 			s->st.samples += !*err;
 			s->st.jit_lines += !*err && p->jit_line;
@@ -258,8 +260,9 @@ static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample
 
 /*
  * The captures held for the ticks to come: in wall mode those not taken and
- * not older than two periods (a thread's clock and the ticks each run at the
- * rate on average: a tick that found none takes the next), in cpu mode none.
+ * not older than two periods (a thread's clock runs a little faster than the
+ * ticks: a tick that found none since the one before takes one a little
+ * older), in cpu mode none.
  */
 static void keep_captures(struct sampler *s, uint64_t t_ns, uint64_t period)
 {
