@@ -225,29 +225,30 @@ static uint64_t samples_due(const struct sampler *s, const struct ruby_thread_sa
 #define PEND_USED UINT32_MAX /* (a capture taken: its stack id) */
 
 /*
- * Up to n of the captures of th held (by Ruby thread, or with by_tid by its
- * native thread's key), added as samples at their own times (none before
- * since: samples of the ticks before are in): how many. With newest, the
- * latest first (nearest the tick: most likely of the call, and the request,
- * the tick found it in); else evenly spread over those held from a random
- * start.
+ * Up to n of the captures of th held, added as samples at their own times
+ * (none before since: samples of the ticks before are in): how many. In wall
+ * mode th's own (its Ruby thread's), the latest first (nearest the tick: most
+ * likely of the call, and the request, the tick found it in); in cpu mode its
+ * native thread's (key: its CPU time is the native thread's), evenly spread
+ * over those held from a random start.
  */
-static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample *th, int32_t key, int by_tid,
-			      int newest, uint64_t n, uint64_t since, int *err)
+static uint64_t take_captures(struct sampler *s, const struct ruby_thread_sample *th, int32_t key, uint64_t n,
+			      uint64_t since, int *err)
 {
+	int wall = s->cfg.mode == SAMPLER_WALL;
 	uint64_t k = 0, seen = 0, kept = 0;
 	for (size_t i = 0; i < s->npend; i++)
-		k += s->pend[i].stack != PEND_USED && (by_tid ? s->pend[i].tid == key : s->pend[i].th == th->th);
+		k += s->pend[i].stack != PEND_USED && (wall ? s->pend[i].th == th->th : s->pend[i].tid == key);
 	uint64_t keep = k < n ? k : n;
 	if (!keep)
 		return 0;
-	uint64_t u = newest ? 0 : map_hash64(clock_now_ns() ^ th->th) % k;
+	uint64_t u = wall ? 0 : map_hash64(clock_now_ns() ^ th->th) % k;
 	for (size_t j = 0; j < s->npend && kept < keep && !*err; j++) {
-		struct sampler_pending *p = &s->pend[newest ? s->npend - 1 - j : j];
-		if (p->stack == PEND_USED || (by_tid ? p->tid != key : p->th != th->th))
+		struct sampler_pending *p = &s->pend[wall ? s->npend - 1 - j : j];
+		if (p->stack == PEND_USED || (wall ? p->th != th->th : p->tid != key))
 			continue;
-		/* the j-th kept: the one at floor((j * k + u) / keep), or the j-th newest */
-		if (newest ? 1 : seen++ == (kept * k + u) / keep) {
+		/* the j-th kept: the j-th newest, or the one at floor((j * k + u) / keep) */
+		if (wall ? 1 : seen++ == (kept * k + u) / keep) {
 			*err = profile_add(s->profile, p->stack, p->t_ns > since ? p->t_ns : since, key);
 			s->st.samples += !*err;
 			s->st.jit_lines += !*err && p->jit_line;
@@ -306,7 +307,7 @@ static int place_cpu(struct sampler *s, const struct ruby_thread_sample *th, uin
 		n = k; /* no CPU time to go by (a thread without a tid): its captures as taken */
 	}
 	int err = 0;
-	uint64_t keep = take_captures(s, th, key, 1, 0, n, prev, &err);
+	uint64_t keep = take_captures(s, th, key, n, prev, &err);
 	uint64_t rest = n - keep;
 	if (c)
 		c->credit_ns -= (int64_t)(keep * period);
@@ -522,7 +523,7 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		   took none (it took the GVL since). */
 		if (s->capture && th->state == THREAD_RUNNING && due) {
 			int32_t key = thread_key(s, th);
-			uint64_t kept = take_captures(s, th, key, 0, 1, due, prev_tick, &err);
+			uint64_t kept = take_captures(s, th, key, due, prev_tick, &err);
 			if (err)
 				return err;
 			due -= kept;

@@ -1,8 +1,8 @@
 /*
  * capture.h: sampling the thread that holds the GVL on its own CPU, with a
  * BPF program on a task clock per native thread (bpf/capture.bpf.c), so a
- * short call is seen for as long as it runs; the other threads, whose stacks stand
- * still, are read from outside as ever (walk.c).
+ * short call is seen for as long as it runs; the other threads, whose stacks
+ * stand still, are read from outside as ever (walk.c).
  */
 #ifndef RBSCOPE_CAPTURE_H
 #define RBSCOPE_CAPTURE_H
@@ -26,11 +26,12 @@ struct ruby_capture_stats {
 /*
  * Sample t's GVL holder in its own context for ticks at hz: a little more
  * often than that per second of its CPU time (a rate drawn at random, so a
- * tick nearly always finds a sample taken since the one before); with native, its native frames
- * too, unwound from the registers and stack the kernel copies at each sample
- * (no stop); with labels, each sample's request (ruby_request_label). 0
- * with *out set, or a negative code with why set to one line saying what is
- * missing (privileges, the kernel's BPF, this Ruby's layout).
+ * tick nearly always finds a sample taken since the one before); with
+ * native, its native frames too, unwound from the registers and stack the
+ * kernel copies at each sample (no stop); with labels, each sample's request
+ * (ruby_request_label). 0 with *out set, or a negative code with why set to
+ * one line saying what is missing (privileges, the kernel's BPF, this Ruby's
+ * layout).
  */
 int ruby_capture_open(struct ruby_target *t, int hz, int native, int labels, struct ruby_capture **out, char *why,
 		      size_t whylen);

@@ -35,19 +35,35 @@ int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t tha
 
 #define TID_REREAD 256
 
+/*
+ * Where a thread's tid is when rb_thread_t does not hold it: the word of
+ * rb_thread_t that points to the struct that does (*th_off: 3.3+ its native
+ * thread; 2.7 glibc's pthread, whose address pthread_t is), and the tid's
+ * offset there (*off). 0 if the layout knows neither.
+ */
+static int tid_path(const struct ruby_layout *L, int64_t *th_off, uint64_t *off)
+{
+	if (L->th_nt >= 0)
+		*th_off = L->th_nt, *off = (uint64_t)L->nt_tid;
+	else if (L->th_thread_id >= 0)
+		*th_off = L->th_thread_id, *off = TASK_GLIBC_PTHREAD_TID_OFFSET;
+	else
+		return 0;
+	return 1;
+}
+
 int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet)
 {
 	const struct ruby_layout *L = t->L;
 	uint32_t tid = 0;
 	uint64_t p = 0, off = 0;
+	int64_t th_off;
 	if (L->th_tid >= 0) {
 		memcpy(&tid, th + L->th_tid, 4);
 		return (int32_t)tid;
 	}
-	if (L->th_nt >= 0)
-		p = walk_word(th, L->th_nt), off = (uint64_t)L->nt_tid;
-	else if (L->th_thread_id >= 0) /* glibc: pthread_t is the struct pthread address */
-		p = walk_word(th, L->th_thread_id), off = TASK_GLIBC_PTHREAD_TID_OFFSET;
+	if (tid_path(L, &th_off, &off))
+		p = walk_word(th, th_off);
 	if (!p)
 		return 0;
 	if (quiet && p == w->tid_key && w->tid > 0 && ++w->tid_uses < TID_REREAD)
@@ -64,19 +80,16 @@ int32_t vm_thread_tid_at(struct ruby_target *t, uint64_t th)
 {
 	const struct ruby_layout *L = t->L;
 	uint32_t tid = 0;
-	uint64_t p = th, off;
+	uint64_t p = 0, off = 0;
+	int64_t th_off;
 	if (!th)
 		return 0;
 	if (th == t->main_thread && t->pid > 0)
 		return t->pid; /* (as finish_thread: Ruby's own copy may be another process's, or namespace's) */
 	if (L->th_tid >= 0)
-		off = (uint64_t)L->th_tid;
-	else if (L->th_nt >= 0 && !mem_read_u64(&t->mem, th + (uint64_t)L->th_nt, &p))
-		off = (uint64_t)L->nt_tid;
-	else if (L->th_nt < 0 && L->th_thread_id >= 0 && !mem_read_u64(&t->mem, th + (uint64_t)L->th_thread_id, &p))
-		off = TASK_GLIBC_PTHREAD_TID_OFFSET;
-	else
-		return 0;
+		p = th, off = (uint64_t)L->th_tid;
+	else if (tid_path(L, &th_off, &off) && mem_read_u64(&t->mem, th + (uint64_t)th_off, &p))
+		p = 0;
 	if (!p || mem_read_u32(&t->mem, p + off, &tid))
 		return 0;
 	return vm_host_tid(t, (int32_t)tid);
