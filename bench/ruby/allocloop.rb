@@ -1,10 +1,11 @@
-# allocloop.rb: an allocation-heavy loop (a String, an Array and a Hash a call) that prints "rate T N" twice a
-# second: T the wall clock (seconds since the epoch), N calls a second of the thread's own CPU time (what the VM
-# steals from it, or another process takes from its core, does not count). With PEER, stackprof (object mode, one
-# allocation in 4096) or memory_profiler runs in-process 2 s out of every 4 (from 2 s after ready: "on T", "off T").
-# usage: ruby allocloop.rb [none|stackprof|memory_profiler]
+# allocloop.rb: an allocation-heavy loop: four objects a call (a String, a Hash, two Arrays), nothing else. After "ready PID" it
+# waits for SIGUSR1, then makes CALLS calls (with PEER, stackprof's object mode at one allocation in 4096 or
+# memory_profiler, on around them) and prints "batch CPU WALL ALLOCS": the seconds of CPU time the whole process
+# spent on them (all its threads: an agent's own count), the wall seconds, and the VM's count of allocations.
+# usage: ruby allocloop.rb [none|stackprof|memory_profiler] [CALLS]
 $stdout.sync = true
 peer = ARGV[0] || "none"
+calls = Integer(ARGV[1] || 20_000_000)
 require "stackprof" if peer == "stackprof"
 require "memory_profiler" if peer == "memory_profiler"
 Thread.new { sleep } # (a parked thread, for --inject)
@@ -12,43 +13,31 @@ Thread.new { sleep } # (a parked thread, for --inject)
 def work(i)
   s = String.new
   a = [i]
-  { i => s }
-  a
+  h = { i => s }
+  [a, h]
 end
 
-wall = -> { Process.clock_gettime(Process::CLOCK_REALTIME) }
-cpu = -> { Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) }
-t0 = wall.()
+go = false
+Signal.trap("USR1") { go = true }
 puts "ready #{Process.pid}"
-i = n = 0
-last = t0
-last_cpu = cpu.()
-on = false
-switch_at = t0 + 2
-loop do
+sleep 0.01 until go
+case peer
+when "stackprof" then StackProf.start(mode: :object, interval: 4096, raw: true)
+when "memory_profiler" then MemoryProfiler.start
+end
+cpu0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
+wall0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+n0 = GC.stat(:total_allocated_objects)
+i = 0
+while i < calls
   work(i)
   i += 1
-  n += 1
-  next unless (n & 0xfff).zero?
-  now = wall.()
-  if peer != "none" && now >= switch_at
-    on = !on
-    if peer == "stackprof"
-      on ? StackProf.start(mode: :object, interval: 4096, raw: true) : StackProf.stop
-    else
-      on ? MemoryProfiler.start : MemoryProfiler.stop
-    end
-    puts format("%s %.3f", on ? "on" : "off", wall.())
-    switch_at += 2
-    n = 0
-    last = wall.()
-    last_cpu = cpu.()
-    next
-  end
-  next if now - last < 0.5
-  c = cpu.()
-  puts format("rate %.3f %.0f", now, n / (c - last_cpu))
-  n = 0
-  last = now
-  last_cpu = c
 end
+cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - cpu0
+wall = Process.clock_gettime(Process::CLOCK_MONOTONIC) - wall0
+n = GC.stat(:total_allocated_objects) - n0
+case peer
+when "stackprof" then StackProf.stop
+when "memory_profiler" then MemoryProfiler.stop
+end
+puts format("batch %.4f %.4f %d", cpu, wall, n)

@@ -60,6 +60,23 @@ void allocs_stop(struct allocs *a);
 void allocs_forked(void);
 void allocs_init(void);
 
+/*
+ * window.c: the windows in which the allocation hook is installed (alloc.c). A
+ * native thread opens one for window_ns at random times, 1/den of the time on
+ * average, and asks Ruby to run the job given to window_init, which reads
+ * window_want and installs or removes the hook, then tells window_applied.
+ */
+#include <ruby/debug.h>
+extern volatile int window_want;           /* the timer's wanted state: 1 open */
+extern volatile uint64_t window_closed_ns; /* CLOCK_MONOTONIC when the last window ended */
+void window_init(rb_postponed_job_func_t job);
+/* Start the timer: 0, or an errno value (EAGAIN: no free signal on a Ruby before 3.3). */
+int window_start(uint64_t window_ns, uint32_t den, uint64_t seed);
+void window_stop(void); /* (joins the timer: never waits for the GVL) */
+void window_applied(int in);
+void window_schedule(void); /* ask for the job from a thread that holds the GVL */
+void window_forked(void);
+
 /* usdt.c: Rbscope::Provider and Rbscope::Probe, and `rbscope latency` subscriptions to their first argument. */
 struct usdt_sub;
 void usdt_init(VALUE mRbscope);

@@ -15,10 +15,16 @@
 #include <ruby/st.h>
 
 /*
- * The hook on every allocation (RUBY_INTERNAL_EVENT_NEWOBJ) only counts
- * down to the next sample; the gaps are drawn from a geometric law of the
- * mean interval, so that every allocation has the same chance to be
- * sampled and no loop can fall in step with the sampler. A sample takes
+ * The hook on allocation (RUBY_INTERNAL_EVENT_NEWOBJ) only counts down to
+ * the next sample; the gaps are drawn from a geometric law of their mean,
+ * so that every allocation it sees has the same chance to be sampled and no
+ * loop can fall in step with the sampler. Its cost is being there: while
+ * it is installed Ruby takes its slow path for every allocation. So by
+ * default it is installed only in windows (window.c), WINDOW_NS long, open
+ * 1/WINDOW_DEN of the time at random, and samples WINDOW_DEN times as often
+ * inside them: one allocation in `interval` still, on average, each
+ * allocation as likely as any other to be sampled. With windows=0 (or an
+ * interval too small to divide) it stays installed throughout. A sample takes
  * the frames (rb_profile_frames: no allocation, as the hook must not
  * allocate), the object and its class, and asks for a postponed job, which
  * Ruby runs soon after, outside the allocation: it measures the object
@@ -33,6 +39,17 @@
  * a sample whose stack is the one before's sharing its frames.
  */
 #define ALLOC_PENDING_MAX 65536
+#define WINDOW_NS 2000000ull
+#define WINDOW_DEN 64
+/*
+ * After a window ends the hook stays until the job removes it at the next
+ * interrupt check. The allocations before then count only when the first
+ * came within WINDOW_TAIL_NS of the end: the program was allocating as the
+ * window ended (a long C call begun inside it counts whole, as it would if
+ * it had begun just before). A first one later than that comes after a
+ * quiet spell the window ended in: nothing counts until the next window.
+ */
+#define WINDOW_TAIL_NS 1000000ull
 #define ALLOC_POOL_MAX (1u << 20)
 
 /* Defined in every libruby since 2.x (ObjectSpace.memsize_of's own), declared only in Ruby's internal headers. */
@@ -73,6 +90,12 @@ struct allocs {
 	struct ring_prod prod;
 	size_t map_size;
 	uint64_t interval, countdown, rng;
+	uint32_t den;       /* 1: the hook in throughout; else windows open 1/den of the time */
+	double in_interval; /* the mean gap between samples while the hook is in: interval / den */
+	int hook_on;        /* windows: the hook is installed */
+	int closing, tail;  /* windows: the end seen and the job asked for; allocations until it runs count */
+	uint64_t windows;   /* windows the hook was put in for */
+	uint64_t hook_ns, hook_since; /* ns the hook was in before its last install; that install's time (0: out) */
 	uint64_t seen, sampled, lost;
 	VALUE tp;
 	st_table *ids; /* frame or class VALUE (a type: its number * 2 + 1) -> id */
@@ -138,13 +161,13 @@ static uint64_t next_random(struct allocs *a)
 	return x * 0x2545F4914F6CDD1DULL;
 }
 
-/* Allocations until the next sample: geometric with mean interval (1 samples every allocation). */
+/* Allocations until the next sample: geometric with mean in_interval (1 samples every allocation). */
 static uint64_t next_gap(struct allocs *a)
 {
-	if (a->interval <= 1)
+	if (a->in_interval <= 1)
 		return 1;
 	double u = ((double)(next_random(a) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-	double g = ceil(log(u) / log1p(-1.0 / (double)a->interval));
+	double g = ceil(log(u) / log1p(-1.0 / a->in_interval));
 	return g < 1 ? 1 : g > 1e18 ? (uint64_t)1e18 : (uint64_t)g;
 }
 
@@ -171,6 +194,8 @@ static void schedule_job(void)
 	rb_postponed_job_register_one(0, job, NULL);
 #endif
 }
+
+
 
 /* Room for one more pending sample: 0, or -1 when there is none (at the cap, or no memory). */
 static int pend_room(struct allocs *a)
@@ -212,6 +237,15 @@ static int pool_room(struct allocs *a, uint32_t n)
 static void newobj_hook(VALUE tpval, void *data)
 {
 	struct allocs *a = data;
+	if (a->den > 1 && !__atomic_load_n(&window_want, __ATOMIC_ACQUIRE)) {
+		if (!a->closing) {
+			a->closing = 1;
+			a->tail = now_ns() - __atomic_load_n(&window_closed_ns, __ATOMIC_RELAXED) < WINDOW_TAIL_NS;
+			window_schedule(); /* (this thread holds the GVL) */
+		}
+		if (!a->tail)
+			return;
+	}
 	a->seen++;
 	if (--a->countdown)
 		return;
@@ -502,6 +536,9 @@ static void send_counts(struct allocs *a, int end)
 	r->sampled = a->sampled;
 	r->lost = a->lost;
 	r->interval = a->interval;
+	r->den = a->den;
+	r->windows = a->windows;
+	r->hook_ns = a->hook_ns + (a->hook_since ? now_ns() - a->hook_since : 0);
 	r->ts = now_ns();
 	r->live = a->lt.n;
 	r->untracked = a->untracked;
@@ -548,6 +585,33 @@ static void job(void *data)
 	a->in_job = 0;
 }
 
+/* Windows: install or remove the hook as the timer wants it now (a postponed job: the GVL held, no hook running). */
+static void window_job(void *data)
+{
+	(void)data;
+	struct allocs *a = cur;
+	if (!a || a->den < 2)
+		return;
+	if (a->live && __atomic_load_n(&window_want, __ATOMIC_ACQUIRE)) {
+		a->closing = 0;
+		if (!a->hook_on) {
+			rb_tracepoint_enable(a->tp);
+			a->hook_on = 1;
+			a->windows++;
+			a->hook_since = now_ns();
+		}
+	} else if (a->hook_on) {
+		rb_tracepoint_disable(a->tp);
+		a->hook_on = 0;
+		a->closing = 0;
+		a->hook_ns += now_ns() - a->hook_since;
+		a->hook_since = 0;
+		if (a->live && !a->in_job)
+			send_counts(a, 0);
+	}
+	window_applied(a->hook_on);
+}
+
 struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 {
 	if (cur) {
@@ -561,6 +625,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	if ((s = strstr(settings, "buffer=")))
 		buffer = agent_decimal(s + 7, NULL);
 	int follow = strstr(settings, "live=1") != NULL;
+	int windows = strstr(settings, "windows=0") == NULL;
 	if (!interval || interval > (1ULL << 40) || buffer < 65536 || buffer > (1ULL << 30) || (buffer & (buffer - 1))) {
 		*err = rb_sprintf("bad allocation settings '%s'", settings);
 		return NULL;
@@ -578,6 +643,8 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	}
 	ring_prod_init(&a->prod, a->ring);
 	a->interval = interval;
+	a->den = windows && interval >= 2 * WINDOW_DEN ? WINDOW_DEN : 1;
+	a->in_interval = (double)interval / a->den;
 	a->rng = now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)a;
 	if (!a->rng)
 		a->rng = 1;
@@ -594,17 +661,44 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	a->live = 1;
 	a->compact_known = compact_count(&a->compact0);
 	send_counts(a, 0);
-	rb_tracepoint_enable(a->tp);
 	if (follow)
 		rb_tracepoint_enable(a->free_tp);
-	*err = rb_sprintf("sampling one allocation in %llu on average%s", interval,
-			  follow ? ", each followed until it is freed" : "");
+	if (a->den > 1) {
+#ifndef HAVE_RB_POSTPONED_JOB_PREREGISTER
+		rb_postponed_job_register_one(0, job, NULL); /* (window.c says why: they run soon and do nothing) */
+		rb_postponed_job_register_one(0, window_job, NULL);
+#endif
+		int e = window_start(WINDOW_NS, a->den, next_random(a));
+		if (e) {
+			*err = rb_sprintf("cannot start the allocation windows' timer: %s", strerror(e));
+			allocs_stop(a);
+			return NULL;
+		}
+	} else {
+		rb_tracepoint_enable(a->tp);
+		a->hook_on = 1;
+		a->hook_since = now_ns();
+	}
+	if (a->den > 1)
+		*err = rb_sprintf("sampling one allocation in %llu on average: one in %.6g inside windows of %g ms, "
+				  "open 1/%u of the time at random%s", interval, a->in_interval,
+				  (double)WINDOW_NS / 1e6, a->den,
+				  follow ? "; each followed until it is freed" : "");
+	else
+		*err = rb_sprintf("sampling one allocation in %llu on average, the hook in throughout%s", interval,
+				  follow ? "; each followed until it is freed" : "");
 	return a;
 }
 
 void allocs_stop(struct allocs *a)
 {
-	rb_tracepoint_disable(a->tp);
+	window_stop();
+	if (a->hook_on)
+		rb_tracepoint_disable(a->tp);
+	if (a->hook_since)
+		a->hook_ns += now_ns() - a->hook_since;
+	a->hook_on = 0;
+	a->hook_since = 0;
 	if (a->follow)
 		rb_tracepoint_disable(a->free_tp);
 	if (a->live) { /* (not in a fork's child: the ring is its parent's) */
@@ -630,6 +724,14 @@ void allocs_forked(void)
 	/* In the child right after fork: only flags; the hook stays silent until the session is dropped. */
 	if (cur)
 		cur->live = 0;
+	window_forked();
+}
+
+/* At exit, before Ruby frees its VM: the timer must not ask it for a job then. */
+static void allocs_at_exit(VALUE unused)
+{
+	(void)unused;
+	window_stop();
 }
 
 void allocs_init(void)
@@ -641,4 +743,6 @@ void allocs_init(void)
 #ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
 	job_handle = rb_postponed_job_preregister(0, job, NULL);
 #endif
+	window_init(window_job);
+	rb_set_end_proc(allocs_at_exit, Qnil);
 }

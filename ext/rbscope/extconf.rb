@@ -5,7 +5,7 @@ shared = File.expand_path("../../src/agent", __dir__)
 abort "rbscope: #{shared} is missing" unless File.exist?(File.join(shared, "proto.c"))
 $INCFLAGS << " -I#{shared}"
 $VPATH << shared
-$srcs = %w[rbscope.c call.c channel.c serve.c trace.c alloc.c usdt.c usdt_elf.c proto.c]
+$srcs = %w[rbscope.c call.c channel.c serve.c trace.c alloc.c window.c usdt.c usdt_elf.c proto.c]
 $CFLAGS << " -std=gnu11 -Wall -Wextra -Wno-unused-parameter"
 # Only Init_rbscope is Ruby's business: hidden symbols are reached directly, not through the GOT (the C-call hook's globals).
 $CFLAGS << " -fvisibility=hidden"

@@ -138,6 +138,9 @@ struct ring_allocs {
 	uint64_t untracked; /* sampled objects not followed: the table was full */
 	uint64_t frees_lost; /* frees of followed objects not sent (the ring full): alive for the reader, wrongly */
 	uint64_t compactions; /* GC.compact runs since the start: objects it moved are no longer followed */
+	uint64_t den;      /* 1: the hook in throughout; else in windows open 1/den of the time, sampling one in interval/den */
+	uint64_t windows;  /* windows opened since the start (seen counts only the allocations inside them) */
+	uint64_t hook_ns;  /* ns the hook was in since the start (all of it with den 1) */
 };
 
 struct ring_text {

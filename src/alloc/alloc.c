@@ -27,12 +27,13 @@ int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int thr
 	return 0;
 }
 
-int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval, int live,
-		      int threads_root, int timeout_ms, char **reply)
+int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval,
+		      unsigned flags, int threads_root, int timeout_ms, char **reply)
 {
 	char settings[96];
-	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u%s", (unsigned long long)interval, 8u << 20,
-		 live ? " live=1" : "");
+	int live = (flags & ALLOC_LIVE) != 0;
+	snprintf(settings, sizeof(settings), "interval=%llu buffer=%u%s%s", (unsigned long long)interval, 8u << 20,
+		 live ? " live=1" : "", flags & ALLOC_NO_WINDOWS ? " windows=0" : "");
 	int fd = -1;
 	*reply = NULL;
 	int err = agent_request(c, AGENT_ALLOCS, settings, strlen(settings), -1, timeout_ms, reply, NULL, &fd);
@@ -253,6 +254,15 @@ static int add_sample(struct alloc_reader *r, const struct ring_alloc *a, const 
 	return err;
 }
 
+uint64_t alloc_weight(const struct ring_allocs *first, const struct ring_allocs *now)
+{
+	if (now->den <= 1 || now->seen <= first->seen || now->vm_total <= first->vm_total)
+		return now->interval;
+	double in = (double)now->interval / (double)now->den;
+	double w = in * (double)(now->vm_total - first->vm_total) / (double)(now->seen - first->seen) + 0.5;
+	return w < 1 ? 1 : w > 1e15 ? (uint64_t)1e15 : (uint64_t)w;
+}
+
 static int one(struct alloc_reader *r, const struct ring_rec *rec)
 {
 	size_t len = rec->len;
@@ -297,6 +307,7 @@ static int one(struct alloc_reader *r, const struct ring_rec *rec)
 		r->last = *c;
 		r->ended |= rec->flags & 1;
 		r->p->alloc_total = c->vm_total >= r->first.vm_total ? c->vm_total - r->first.vm_total : 0;
+		r->p->alloc_interval = alloc_weight(&r->first, c);
 		return 0;
 	}
 	default:

@@ -54,22 +54,39 @@ struct alloc_reader {
  * ERR_AGENT (not a ring this rbscope reads) or -ENOMEM.
  */
 int alloc_reader_init(struct alloc_reader *r, struct profile *p, int fd, int threads_root);
+/* alloc_reader_open's flags */
+enum {
+	ALLOC_LIVE = 1,       /* follow each sampled object until it is freed (heap live) */
+	ALLOC_NO_WINDOWS = 2, /* the hook in throughout, not in windows (ext/rbscope/alloc.c) */
+};
 /*
- * Ask c's agent to sample allocations, one in interval at random (following each object until it is freed,
- * with live), and init r on the ring it passes (as alloc_reader_init, then alloc_reader_follow with live).
+ * Ask c's agent to sample allocations, one in interval at random (flags: ALLOC_*), and init r on the ring it
+ * passes (as alloc_reader_init, then alloc_reader_follow with ALLOC_LIVE).
  * 0 with *reply the agent's word of what it does (malloc'ed); else agent_request()'s error (ERR_AGENT: the
  * agent's reason in *reply), ERR_CORRUPT (no ring this rbscope reads) or -ENOMEM. *reply is freed by the
  * caller either way.
  */
 struct agent_conn;
-int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval, int live,
-		      int threads_root, int timeout_ms, char **reply);
+int alloc_reader_open(struct alloc_reader *r, struct profile *p, struct agent_conn *c, uint64_t interval,
+		      unsigned flags, int threads_root, int timeout_ms, char **reply);
+/*
+ * What one sample stands for, in allocations, as of the counts now (first: at the start). With the hook
+ * in throughout, the interval; in windows, the mean gap inside them scaled by all the VM's allocations over
+ * those the hook saw (a ratio that corrects for windows the program's own pace opened late or long).
+ */
+uint64_t alloc_weight(const struct ring_allocs *first, const struct ring_allocs *now);
 /* Follow the samples' objects (the agent asked for live=1): live[stack] and live_bytes[stack] say what is alive. */
 void alloc_reader_follow(struct alloc_reader *r);
 /* Forget the followed objects freed (when they are most of them); 0 or -ENOMEM. */
 int alloc_reader_compact(struct alloc_reader *r);
 void alloc_reader_free(struct alloc_reader *r);
 #define ALLOC_DRAIN_BATCH 65536
+/*
+ * How often a reader drains the ring when a batch left it empty: 50 wake-ups a second (each costs the
+ * machine 15-40 us of CPU, which on a busy host is the target's). The ring (8 MB) holds seconds of samples
+ * at the default interval, and a full batch is read again at once.
+ */
+#define ALLOC_READ_MS 20
 /* What the ring holds now, up to ALLOC_DRAIN_BATCH records: how many, or ERR_AGENT if a record is corrupt, -ENOMEM. */
 long alloc_reader_drain(struct alloc_reader *r);
 /* All the ring holds now, batch after batch: 0, ERR_CORRUPT or -ENOMEM. */

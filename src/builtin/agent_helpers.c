@@ -107,11 +107,11 @@ void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c)
 	}
 }
 
-int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, int live, struct profile *p, struct alloc_reader *r,
-		     int threads_root)
+int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, unsigned flags, struct profile *p,
+		     struct alloc_reader *r, int threads_root)
 {
 	char *reply;
-	int err = alloc_reader_open(r, p, c, interval, live, threads_root, AGENT_CLI_TIMEOUT_MS, &reply);
+	int err = alloc_reader_open(r, p, c, interval, flags, threads_root, AGENT_CLI_TIMEOUT_MS, &reply);
 	if (err == ERR_CORRUPT || err == -ENOMEM) {
 		free(reply);
 		return err == -ENOMEM ? err_report(err, "sampling allocations")

@@ -39,13 +39,13 @@ int agent_cli_ask(struct agent_conn *c, int pid, unsigned type, const char *body
 struct profile;
 void agent_cli_profile_meta(struct profile *p, const struct agent_conn *c);
 /*
- * Ask c's agent to sample allocations, one in interval (following each object until freed, with live), and
+ * Ask c's agent to sample allocations, one in interval (flags: alloc/alloc.h's ALLOC_*), and
  * make r read its ring into p (whose metadata it sets); says what the agent does on stderr. 0, or prints
  * why and returns the exit code (p is the caller's to free either way).
  */
 struct alloc_reader;
-int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, int live, struct profile *p, struct alloc_reader *r,
-		     int threads_root);
+int agent_cli_allocs(struct agent_conn *c, int pid, uint64_t interval, unsigned flags, struct profile *p,
+		     struct alloc_reader *r, int threads_root);
 /* One request, its answer printed to out; returns the exit code. */
 int agent_cli_simple(int pid, unsigned type, const char *body, size_t len, int fd_pass, FILE *out);
 

@@ -100,7 +100,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 	int err = profile_init(&p);
 	if (err)
 		return err_report(err, "following allocations");
-	int code = agent_cli_allocs(c, o->pid, (uint64_t)o->interval, 1, &p, &r, 0);
+	int code = agent_cli_allocs(c, o->pid, (uint64_t)o->interval, ALLOC_LIVE, &p, &r, 0);
 	if (code) {
 		profile_free(&p);
 		return code;
@@ -124,7 +124,7 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 		if (now >= deadline)
 			break;
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pf, 1, 10) > 0) {
+		if (poll(&pf, 1, ALLOC_READ_MS) > 0) {
 			gone = 1;
 			break;
 		}

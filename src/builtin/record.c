@@ -26,7 +26,7 @@ struct record_opts {
 	char output_buf[64];
 	const struct output_format *format;
 	int threads, on_cpu, subprocesses, blocking, mode, syscalls, native, no_bpf, no_labels;
-	int alloc_interval, by_bytes;
+	int alloc_interval, by_bytes, no_windows;
 	struct builtin_labels labels;
 	char **command;
 };
@@ -77,6 +77,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_INT(0, "interval", &o->alloc_interval, "N",
 			"--mode alloc: sample one allocation in N, at random (default "
 			RECORD_ALLOC_INTERVAL_TEXT ")", 1, 1e9, "a positive number of allocations"),
+		OPT_FLAG(0, "no-windows", &o->no_windows,
+			 "--mode alloc: keep the hook on allocation in throughout (by default it is in\n"
+			 "for short windows at random, 1/64 of the time: while it is in, every\n"
+			 "allocation takes Ruby's slow path, a quarter of an allocating loop's speed)"),
 		OPT_FLAG(0, "bytes", &o->by_bytes,
 			 "--mode alloc: weigh stacks by the bytes allocated, not the objects, in the\n"
 			 "formats that show one value (pprof shows both)"),
@@ -116,8 +120,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		if (no)
 			return error("--mode alloc samples allocations in the process, through its agent: %s does not go "
 				     "with it", no), EXIT_USAGE;
-	} else if (o->by_bytes || o->alloc_interval != RECORD_ALLOC_INTERVAL) {
-		return error("%s goes with --mode alloc", o->by_bytes ? "--bytes" : "--interval"), EXIT_USAGE;
+	} else if (o->by_bytes || o->no_windows || o->alloc_interval != RECORD_ALLOC_INTERVAL) {
+		return error("%s goes with --mode alloc", o->by_bytes ? "--bytes" : o->no_windows ? "--no-windows"
+			     : "--interval"), EXIT_USAGE;
 	} else if (agent_cli_inject) {
 		return error("--inject goes with --mode alloc (the other modes read the process from outside)"), EXIT_USAGE;
 	}
@@ -278,8 +283,8 @@ int cmd_record(int argc, char **argv)
 		}
 		const struct record_alloc_opts ao = {
 			.pid = o.pid, .duration = o.duration, .interval = (uint64_t)o.alloc_interval, .threads = o.threads,
-			.by_bytes = o.by_bytes, .format = o.format, .output = o.output, .output_made = o.output_made,
-			.raw = o.raw,
+			.by_bytes = o.by_bytes, .no_windows = o.no_windows, .format = o.format, .output = o.output,
+			.output_made = o.output_made, .raw = o.raw,
 		};
 		rc = record_allocs(&ao, &out, o.raw ? &raw_out : NULL);
 		outfile_abandon(&out);

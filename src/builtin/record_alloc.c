@@ -35,7 +35,7 @@ static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, st
 {
 	uint64_t start = clock_now_ns(), last_status = 0, last_flush = start;
 	uint64_t deadline = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-	int tty = isatty(2), idle_ms = 1;
+	int tty = isatty(2);
 	while (!builtin_stop && clock_now_ns() < deadline) {
 		long n = alloc_reader_drain(r);
 		if (n < 0)
@@ -54,13 +54,12 @@ static int read_loop(const struct record_alloc_opts *o, struct agent_conn *c, st
 		}
 		if (n == ALLOC_DRAIN_BATCH)
 			continue;
-		/* Read in batches a few milliseconds apart, and notice the process going away (its socket closes). */
+		/* Read in batches ALLOC_READ_MS apart, and notice the process going away (its socket closes). */
 		struct pollfd pf = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pf, 1, idle_ms) > 0) {
+		if (poll(&pf, 1, ALLOC_READ_MS) > 0) {
 			*gone = 1;
 			return 0;
 		}
-		idle_ms = n ? 1 : idle_ms < 16 ? idle_ms * 2 : 16;
 	}
 	return 0;
 }
@@ -74,7 +73,7 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 		return err_report(err, "recording allocations");
 	p.keep_samples_all = o->format->needs_samples;
 	p.keep_samples = o->format->needs_samples || raw_out;
-	int code = agent_cli_allocs(c, o->pid, o->interval, 0, &p, &r, o->threads);
+	int code = agent_cli_allocs(c, o->pid, o->interval, o->no_windows ? ALLOC_NO_WINDOWS : 0, &p, &r, o->threads);
 	if (code) {
 		profile_free(&p);
 		return code;
@@ -121,6 +120,15 @@ static int record(const struct record_alloc_opts *o, struct agent_conn *c, struc
 		(unsigned long long)p.alloc_total, r.ended ? "" : ", up to the last count read",
 		(unsigned long long)estimate, (unsigned long long)(p.alloc_interval ? p.alloc_interval : o->interval),
 		(unsigned long long)e->lost, (unsigned long long)alloc_reader_dropped(&r), (unsigned long long)r.truncated);
+	if (e->den > 1) {
+		uint64_t seen = e->seen - r.first.seen;
+		uint64_t ns = e->hook_ns - r.first.hook_ns, span = e->ts - r.first.ts;
+		fprintf(stderr, "rbscope: the hook was in for %llu windows, %.1f ms of %.1f s (%.2f%%; 1/%llu by design), "
+			"which saw %llu of those objects (%.2f%%)\n", (unsigned long long)(e->windows - r.first.windows),
+			(double)ns / 1e6, (double)span / 1e9, span ? 100.0 * (double)ns / (double)span : 0.0,
+			(unsigned long long)e->den, (unsigned long long)seen,
+			p.alloc_total ? 100.0 * (double)seen / (double)p.alloc_total : 0.0);
+	}
 	if (gone)
 		fprintf(stderr, "rbscope: process %d exited; the profile holds what was sampled until then\n", o->pid);
 	alloc_reader_free(&r);

@@ -15,7 +15,7 @@ struct record_alloc_opts {
 	int pid;
 	double duration;
 	uint64_t interval;
-	int threads, by_bytes;
+	int threads, by_bytes, no_windows;
 	const struct output_format *format;
 	const char *output;
 	int output_made;

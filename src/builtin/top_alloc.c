@@ -132,9 +132,9 @@ int top_alloc_run(struct top_alloc_view *v)
 		}
 		if (got == ALLOC_DRAIN_BATCH)
 			continue;
-		/* the ring read every few ms; the keys, and the process going away (its socket closes) */
+		/* the ring read every ALLOC_READ_MS; the keys, and the process going away (its socket closes) */
 		struct pollfd pf[2] = { { .fd = c.fd, .events = POLLIN }, { .fd = 0, .events = POLLIN } };
-		if (poll(pf, v->tty ? 2 : 1, 5) > 0) {
+		if (poll(pf, v->tty ? 2 : 1, ALLOC_READ_MS) > 0) {
 			if (pf[0].revents) {
 				gone = 1;
 			} else if (v->tty && (pf[1].revents & POLLIN)) {

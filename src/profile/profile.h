@@ -239,6 +239,7 @@ struct raw_writer {
 	uint64_t *bytes;    /* an allocation profile's: each stack's bytes as written so far */
 	uint32_t bytes_cap;
 	int alloc_meta;     /* its 'A' record written */
+	uint64_t alloc_interval; /* the alloc_interval it gave (in windows it changes as the counts come) */
 };
 int raw_writer_start(struct raw_writer *w, FILE *f, const struct profile *p);
 int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples);

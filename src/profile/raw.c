@@ -18,8 +18,9 @@
  *   'M' {u32 ruby_version, u32 command} string ids
  *   'D' samples {u64 t_ns, i32 tid, u32 stack}, mostly in time order (the reader sorts them: a
  *       recording of several processes, or a file of an older rbscope, may hold some out of order)
- *   'A' an allocation profile's {u32 kind, u32 0, u64 alloc_interval, u64 alloc_total}: at the start, and
- *       again at the end (the last one read stands)
+ *   'A' an allocation profile's {u32 kind, u32 0, u64 alloc_interval, u64 alloc_total}: at the start, again
+ *       when the interval changes (the agent's windows: the weight of a sample follows its counts), and at
+ *       the end (the last one read stands)
  *   'B' an allocation profile's bytes {u32 stack, u32 0, u64 bytes}, added to the stacks' since the last 'B'
  *   'E' {u64 duration_ns, errors, torn, dropped}, then "RBSCEND3"
  * A file whose writer was killed ends before 'E' (perhaps inside a record): everything before the
@@ -62,6 +63,8 @@ static int write_allocs(struct raw_writer *w, const struct profile *p, int meta)
 	struct { uint32_t kind, zero; uint64_t interval, total; } a = { p->kind, 0, p->alloc_interval, p->alloc_total };
 	int err = meta ? record(w->f, 'A', &a, sizeof(a)) : 0;
 	w->alloc_meta |= meta && !err;
+	if (meta && !err)
+		w->alloc_interval = p->alloc_interval;
 	if (!err && p->nstacks > w->bytes_cap) {
 		uint64_t *v = realloc(w->bytes, p->nstacks * sizeof(*v));
 		if (!v)
@@ -145,7 +148,7 @@ int raw_writer_flush(struct raw_writer *w, struct profile *p, int keep_samples)
 	if (!err)
 		w->samples = p->nsamples;
 	if (!err && p->kind == PROFILE_ALLOCS)
-		err = write_allocs(w, p, !w->alloc_meta);
+		err = write_allocs(w, p, !w->alloc_meta || w->alloc_interval != p->alloc_interval);
 	if (!err && fflush(f))
 		err = -errno;
 	if (!err && !keep_samples) {

@@ -49,7 +49,7 @@ int serve_allocs_start(struct serve_allocs **out, pid_t pid, int live, char *msg
 	}
 	a->connected = 1;
 	char *reply;
-	err = alloc_reader_open(&a->r, &a->p, &a->conn, 4096, live, 0, AGENT_WAIT_MS, &reply);
+	err = alloc_reader_open(&a->r, &a->p, &a->conn, 4096, live ? ALLOC_LIVE : 0, 0, AGENT_WAIT_MS, &reply);
 	if (err) {
 		int ours = err == ERR_CORRUPT || err == -ENOMEM; /* (the agent answered; rbscope could not go on) */
 		if (err == ERR_CORRUPT)
