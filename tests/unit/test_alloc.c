@@ -1,4 +1,4 @@
-/* test_alloc.c: an allocation ring read into a profile: stacks root first under their class, C methods at their caller's line, totals scaled, bad records refused. */
+/* test_alloc.c: an allocation ring read into a profile: stacks root first under their class, C methods at their caller's line, totals scaled (by windows' counts too), bad records refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,6 +140,42 @@ static void test_stacks(void **state)
 	ring_close(&r);
 }
 
+/* In windows a sample weighs the interval inside them times the VM's allocations over those the hook saw. */
+static void test_window_weight(void **state)
+{
+	(void)state;
+	struct ring_allocs first = { .vm_total = 1000, .seen = 0, .interval = 4096, .den = 64 }, now = first;
+	assert_int_equal(alloc_weight(&first, &now), 4096); /* nothing seen yet: the interval */
+	now.vm_total = 1001000;
+	now.seen = 10000;
+	assert_int_equal(alloc_weight(&first, &now), 6400); /* 64 a sample inside, the hook in for 1% of them */
+	now.den = 1;
+	assert_int_equal(alloc_weight(&first, &now), 4096); /* in throughout: the interval, as set */
+
+	/* Through the ring: the profile's weight follows each count record. */
+	struct ring r;
+	ring_open(&r);
+	struct ring_allocs *c = ring_reserve(&r.prod, sizeof(*c), RING_ALLOCS);
+	assert_non_null(c);
+	*c = (struct ring_allocs){ .r = c->r, .vm_total = 1000, .interval = 4096, .den = 64, .ts = 1 };
+	ring_commit(&r.prod, c);
+	c = ring_reserve(&r.prod, sizeof(*c), RING_ALLOCS);
+	assert_non_null(c);
+	*c = (struct ring_allocs){ .r = c->r, .vm_total = 2001000, .seen = 25000, .interval = 4096, .den = 64, .windows = 3,
+				   .ts = 2 };
+	ring_commit(&r.prod, c);
+	struct profile p;
+	assert_int_equal(profile_init(&p), 0);
+	struct alloc_reader ar;
+	assert_int_equal(alloc_reader_init(&ar, &p, r.fd, 0), 0);
+	assert_int_equal(alloc_reader_drain(&ar), 2);
+	assert_int_equal(p.alloc_interval, 5120); /* 64 * 2,000,000 / 25,000 */
+	assert_int_equal(p.alloc_total, 2000000);
+	alloc_reader_free(&ar);
+	profile_free(&p);
+	ring_close(&r);
+}
+
 static void test_bad_records(void **state)
 {
 	(void)state;
@@ -207,6 +243,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks),
+		cmocka_unit_test(test_window_weight),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_not_a_ring),
