@@ -8,6 +8,7 @@
 
 #include "../agent/client.h"
 #include "../agent/proto.h"
+#include "../alloc/alloc.h"
 #include "../alloc/live.h"
 #include "../builtin.h"
 #include "../lib/clock.h"
@@ -52,7 +53,7 @@ static void print_look(const struct live_opts *o, const struct alloc_reader *r, 
 
 static int parse(int argc, char **argv, struct live_opts *o)
 {
-	*o = (struct live_opts){ .top = 10, .interval = 4096, .every = 10 };
+	*o = (struct live_opts){ .top = 10, .interval = ALLOC_INTERVAL, .every = 10 };
 	const struct opt opts[] = {
 		OPT_PID(&o->pid, "the Ruby process"),
 		AGENT_CLI_OPT_INJECT,
@@ -60,7 +61,7 @@ static int parse(int argc, char **argv, struct live_opts *o)
 		OPT_SECONDS(0, "every", &o->every, "look every SECS seconds (default 10)"),
 		OPT_INT(0, "top", &o->top, "N", "the N sites holding the most objects (default 10)", 1, 1e6,
 			"a positive number of sites"),
-		OPT_INT(0, "interval", &o->interval, "N", "sample one allocation in N, at random (default 4096)", 1, 1e9,
+		OPT_INT(0, "interval", &o->interval, "N", "sample one allocation in N, at random (default " ALLOC_INTERVAL_TEXT ")", 1, 1e9,
 			"a positive number of allocations"),
 		OPT_STRING('o', "output", &o->output, "FILE",
 			   "also write what is alive at the end as a profile (pprof: inuse_objects,\n"

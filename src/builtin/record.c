@@ -16,6 +16,7 @@
 #include "../proc/task.h"
 #include "../ruby/jit.h"
 #include "agent_helpers.h"
+#include "../alloc/alloc.h"
 #include "record_alloc.h"
 
 struct record_opts {
@@ -40,7 +41,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->rate = 99;
-	o->alloc_interval = RECORD_ALLOC_INTERVAL;
+	o->alloc_interval = ALLOC_INTERVAL;
 	const struct opt opts[] = {
 		OPT_PID(&o->pid, "the Ruby process to sample"),
 		OPT_DOUBLE('r', "rate", &o->rate, "HZ", "samples per second (default 99, at most 10000)", 1, 10000,
@@ -76,7 +77,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "on-cpu", &o->on_cpu, "the same as --mode cpu"),
 		OPT_INT(0, "interval", &o->alloc_interval, "N",
 			"--mode alloc: sample one allocation in N, at random (default "
-			RECORD_ALLOC_INTERVAL_TEXT ")", 1, 1e9, "a positive number of allocations"),
+			ALLOC_INTERVAL_TEXT ")", 1, 1e9, "a positive number of allocations"),
 		OPT_FLAG(0, "no-windows", &o->no_windows,
 			 "--mode alloc: keep the hook on allocation in throughout (by default it is in\n"
 			 "for short windows at random, 1/64 of the time: while it is in, every\n"
@@ -120,7 +121,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		if (no)
 			return error("--mode alloc samples allocations in the process, through its agent: %s does not go "
 				     "with it", no), EXIT_USAGE;
-	} else if (o->by_bytes || o->no_windows || o->alloc_interval != RECORD_ALLOC_INTERVAL) {
+	} else if (o->by_bytes || o->no_windows || o->alloc_interval != ALLOC_INTERVAL) {
 		return error("%s goes with --mode alloc", o->by_bytes ? "--bytes" : o->no_windows ? "--no-windows"
 			     : "--interval"), EXIT_USAGE;
 	} else if (agent_cli_inject) {

@@ -4,10 +4,6 @@
 
 #include <stdint.h>
 
-/* The default mean allocations between two samples (docs/man/rbscope-record.1 says why). */
-#define RECORD_ALLOC_INTERVAL 4096
-#define RECORD_ALLOC_INTERVAL_TEXT "4096"
-
 struct output_format;
 struct outfile;
 

@@ -20,6 +20,7 @@
 #include "../ruby/jit.h"
 #include "../ruby/vm.h"
 #include "agent_helpers.h"
+#include "../alloc/alloc.h"
 #include "top_alloc.h"
 
 struct view {
@@ -225,7 +226,7 @@ int cmd_top(int argc, char **argv)
 			   "CPU time each thread ran (cpu), threads waiting for the GVL (gvl), or the\n"
 			   "objects each site allocates, sampled by the agent (alloc: see --inject)", top_modes),
 		OPT_INT(0, "alloc-interval", &alloc_interval, "N",
-			"--mode alloc: sample one allocation in N, at random (default 4096)", 1, 1 << 30,
+			"--mode alloc: sample one allocation in N, at random (default " ALLOC_INTERVAL_TEXT ")", 1, 1 << 30,
 			"a positive number of allocations"),
 		OPT_FLAG(0, "bytes", &by_bytes, "--mode alloc: rank the sites by bytes, not objects"),
 		AGENT_CLI_OPT_INJECT,
@@ -256,7 +257,7 @@ int cmd_top(int argc, char **argv)
 	if (v.mode == TOP_ALLOC) {
 		struct top_alloc_view a = {
 			.pid = v.pid, .tty = isatty(1) && isatty(0), .lines = term_lines(), .rows = v.rows, .count = v.count,
-			.refresh = v.interval, .window = v.window, .interval = alloc_interval ? (uint64_t)alloc_interval : 4096,
+			.refresh = v.interval, .window = v.window, .interval = alloc_interval ? (uint64_t)alloc_interval : ALLOC_INTERVAL,
 			.by_bytes = by_bytes,
 		};
 		builtin_catch_stop();

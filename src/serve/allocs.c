@@ -49,7 +49,7 @@ int serve_allocs_start(struct serve_allocs **out, pid_t pid, int live, char *msg
 	}
 	a->connected = 1;
 	char *reply;
-	err = alloc_reader_open(&a->r, &a->p, &a->conn, 4096, live ? ALLOC_LIVE : 0, 0, AGENT_WAIT_MS, &reply);
+	err = alloc_reader_open(&a->r, &a->p, &a->conn, ALLOC_INTERVAL, live ? ALLOC_LIVE : 0, 0, AGENT_WAIT_MS, &reply);
 	if (err) {
 		int ours = err == ERR_CORRUPT || err == -ENOMEM; /* (the agent answered; rbscope could not go on) */
 		if (err == ERR_CORRUPT)
@@ -89,7 +89,7 @@ int serve_allocs_finish(struct serve_allocs *a, struct buf *out)
 	if (a->live)
 		live_to_profile(&a->r);
 	char comment[160];
-	snprintf(comment, sizeof(comment), "rbscope serve: process %d's %s, one in 4096 sampled by its agent", a->p.pid,
+	snprintf(comment, sizeof(comment), "rbscope serve: process %d's %s, one in " ALLOC_INTERVAL_TEXT " sampled by its agent", a->p.pid,
 		 a->live ? "objects alive of those allocated while it sampled" : "allocations");
 	struct pprof_options po = { .comment = comment };
 	char *mem = NULL;
