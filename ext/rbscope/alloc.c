@@ -35,10 +35,13 @@
 #define ALLOC_MAX_FRAMES 256
 /*
  * Samples waiting for the job: as many as a long C call that never lets the
- * job run (JSON.parse of a big document) makes. Their frames go to one pool,
- * a sample whose stack is the one before's sharing its frames.
+ * job run (JSON.parse of a big document) makes. One begun inside a window is
+ * sampled at the window's rate (one in interval/64) to its end: 262144 holds a
+ * call of 4M allocations at the default (12 MB at most, while it lasts); past
+ * that they are counted lost. Their frames go to one pool, a sample whose
+ * stack is the one before's sharing its frames.
  */
-#define ALLOC_PENDING_MAX 65536
+#define ALLOC_PENDING_MAX 262144
 #define WINDOW_NS 2000000ull
 #define WINDOW_DEN 64
 /*

@@ -69,7 +69,7 @@ int live_look(struct live_sites *s, struct alloc_reader *r)
 			continue;
 		struct live_site *site = site_of(s, p, f->stack);
 		if (site)
-			site->old += every;
+			site->old++;
 	}
 	for (uint32_t st = 0; st < p->nstacks && st < r->live_cap; st++) {
 		if (!r->live[st])
@@ -122,11 +122,11 @@ void live_site_label(const struct alloc_reader *r, const struct live_site *site,
 	alloc_site_label(r->p, site->where, site->klass, out, cap);
 }
 
-int live_site_growing(const struct live_site *site, uint64_t interval)
+int live_site_growing(const struct live_site *site)
 {
 	uint32_t n = site->old_looks;
 	/* (three samples more at least: one or two more alive is what any site's sampling noise gives) */
-	if (n < 3 || site->old_last < site->old_first + 3 * interval)
+	if (n < 3 || site->old_last < site->old_first + 3)
 		return 0;
 	uint64_t floor[3];
 	for (int k = 0; k < 3; k++) {
@@ -136,7 +136,7 @@ int live_site_growing(const struct live_site *site, uint64_t interval)
 			if (site->old_seen[i] < floor[k])
 				floor[k] = site->old_seen[i];
 	}
-	return floor[1] >= floor[0] + interval && floor[2] >= floor[1] + interval;
+	return floor[1] >= floor[0] + 1 && floor[2] >= floor[1] + 1;
 }
 
 void live_site_stack(FILE *f, const struct alloc_reader *r, const struct live_site *site, uint32_t depth)

@@ -16,7 +16,10 @@ struct live_site {
 	uint64_t prev;           /* objects at the look before the last */
 	uint32_t stack;          /* the stack with the most of its objects alive at the last look */
 	uint64_t stack_live;
-	/* its objects alive that were already followed at the look before the last (garbage not among them) */
+	/*
+	 * its samples alive that were already followed at the look before the last (garbage not among them):
+	 * samples, not objects, for a sample's weight changes as the agent's windows' counts come
+	 */
 	uint64_t old, old_first, old_last;
 	uint32_t old_looks;
 	uint64_t *old_seen;      /* old at each look since the third (old_looks of them) */
@@ -40,12 +43,11 @@ void live_sites_free(struct live_sites *s);
 int live_look(struct live_sites *s, struct alloc_reader *r);
 /*
  * A site that keeps growing: counting its objects alive at a look that were followed already at the look
- * before (garbage is freed sooner), the least of them in each third of the looks is more, by a sample's worth
- * (interval objects) at least, than in the third before, and the last look has three samples' worth more
- * than the first. A leak's floor keeps rising, whatever garbage of the same site a major GC frees now and
+ * before (garbage is freed sooner), the least of them in each third of the looks is more, by a sample at
+ * least, than in the third before, and the last look has three samples more than the first. A leak's floor keeps rising, whatever garbage of the same site a major GC frees now and
  * then; a full cache's stays, and objects made once and kept a while (a connection's buffers) come in a step.
  */
-int live_site_growing(const struct live_site *site, uint64_t interval);
+int live_site_growing(const struct live_site *site);
 /*
  * Make r's profile the objects alive now: each stack's samples and bytes those of its followed objects still
  * alive, no samples in time (heap live's last look, in any format; pprof's inuse_objects and inuse_space).

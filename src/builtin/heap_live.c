@@ -138,11 +138,12 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 		printf("-- sites that keep growing (%u looks):", s.looks);
 		for (uint32_t i = 0; i < s.n && s.looks >= 5; i++) {
 			const struct live_site *site = &s.v[i];
-			if (!live_site_growing(site, p.alloc_interval))
+			if (!live_site_growing(site))
 				continue;
 			live_site_label(&r, site, label, sizeof(label));
 			printf("\n  %s: +%llu objects kept (of those a look old or more), %llu alive, allocated by:\n", label,
-			       (unsigned long long)(site->old_last - site->old_first), (unsigned long long)site->last);
+			       (unsigned long long)((site->old_last - site->old_first) * (p.alloc_interval ? p.alloc_interval : 1)),
+			       (unsigned long long)site->last);
 			live_site_stack(stdout, &r, site, 12);
 			n++;
 		}
