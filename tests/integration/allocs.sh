@@ -239,7 +239,9 @@ if command -v puma >/dev/null && command -v wrk >/dev/null; then
 	pids="$pids $ppid"
 	for _ in $(seq 100); do [ "$(grep -c 'booted in' "$work/puma-leak.out")" -ge 2 ] && break; sleep 0.1; done
 	w=$(pgrep -P $ppid | head -n 1)
-	wrk -t1 -c4 -d40s "http://127.0.0.1:$port/order" >/dev/null 2>&1 &
+	# (a connection a request: a kept-alive one stays with the worker that took it, and four can all go to the
+	# other worker, which left this one without the leaking route in a fresh clone's run)
+	wrk -t1 -c4 -d40s -H "Connection: close" "http://127.0.0.1:$port/order" >/dev/null 2>&1 &
 	wk1=$!
 	wrk -t1 -c4 -d40s "http://127.0.0.1:$port/json" >/dev/null 2>&1 &
 	wk2=$!
