@@ -67,15 +67,42 @@ void allocs_init(void);
  * window_want and installs or removes the hook, then tells window_applied.
  */
 #include <ruby/debug.h>
+#include <time.h>
 extern volatile int window_want;           /* the timer's wanted state: 1 open */
 extern volatile uint64_t window_closed_ns; /* CLOCK_MONOTONIC when the last window ended */
 void window_init(rb_postponed_job_func_t job);
-/* Start the timer: 0, or an errno value (EAGAIN: no free signal on a Ruby before 3.3). */
+/* Start the timer: 0, or an errno value. */
 int window_start(uint64_t window_ns, uint32_t den, uint64_t seed);
 void window_stop(void); /* (joins the timer: never waits for the GVL) */
 void window_applied(int in);
-void window_schedule(void); /* ask for the job from a thread that holds the GVL */
+/* Ask Ruby for the job (any thread: the timer's, or the hook's own when it sees a window has ended). */
+void window_schedule(void);
 void window_forked(void);
+
+/* CLOCK_MONOTONIC in ns (alloc.c's sample times, window.c's timer). */
+static inline uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64* on *state (never 0): cheap, and good enough to keep draws independent of the program. */
+static inline uint64_t agent_random(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* A draw in (0, 1), never 0 or 1 (a log of it is finite). */
+static inline double agent_unit(uint64_t *state)
+{
+	return ((double)(agent_random(state) >> 11) + 0.5) / 9007199254740992.0;
+}
 
 /* usdt.c: Rbscope::Provider and Rbscope::Probe, and `rbscope latency` subscriptions to their first argument. */
 struct usdt_sub;

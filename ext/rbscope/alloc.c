@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <ruby/debug.h>
 #include <ruby/st.h>
@@ -36,7 +35,7 @@
 /*
  * Samples waiting for the job: as many as a long C call that never lets the
  * job run (JSON.parse of a big document) makes. One begun inside a window is
- * sampled at the window's rate (one in interval/64) to its end: 262144 holds a
+ * sampled at the window's rate (one in interval/WINDOW_DEN) to its end: 262144 holds a
  * call of 4M allocations at the default (12 MB at most, while it lasts); past
  * that they are counted lost. Their frames go to one pool, a sample whose
  * stack is the one before's sharing its frames.
@@ -95,10 +94,10 @@ struct allocs {
 	uint64_t interval, countdown, rng;
 	uint32_t den;       /* 1: the hook in throughout; else windows open 1/den of the time */
 	double in_interval; /* the mean gap between samples while the hook is in: interval / den */
-	int hook_on;        /* windows: the hook is installed */
 	int closing, tail;  /* windows: the end seen and the job asked for; allocations until it runs count */
 	uint64_t windows;   /* windows the hook was put in for */
-	uint64_t hook_ns, hook_since; /* ns the hook was in before its last install; that install's time (0: out) */
+	uint64_t hook_ns;   /* ns the hook was in before its last install */
+	uint64_t hook_since; /* when it was installed; 0 while it is out */
 	uint64_t seen, sampled, lost;
 	VALUE tp;
 	st_table *ids; /* frame or class VALUE (a type: its number * 2 + 1) -> id */
@@ -146,31 +145,12 @@ static const rb_data_type_t holder_type = {
 	.flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: cheap, and good enough to keep gaps independent of the program. */
-static uint64_t next_random(struct allocs *a)
-{
-	uint64_t x = a->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	a->rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
 /* Allocations until the next sample: geometric with mean in_interval (1 samples every allocation). */
 static uint64_t next_gap(struct allocs *a)
 {
 	if (a->in_interval <= 1)
 		return 1;
-	double u = ((double)(next_random(a) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-	double g = ceil(log(u) / log1p(-1.0 / a->in_interval));
+	double g = ceil(log(agent_unit(&a->rng)) / log1p(-1.0 / a->in_interval));
 	return g < 1 ? 1 : g > 1e18 ? (uint64_t)1e18 : (uint64_t)g;
 }
 
@@ -197,8 +177,6 @@ static void schedule_job(void)
 	rb_postponed_job_register_one(0, job, NULL);
 #endif
 }
-
-
 
 /* Room for one more pending sample: 0, or -1 when there is none (at the cap, or no memory). */
 static int pend_room(struct allocs *a)
@@ -243,7 +221,7 @@ static void newobj_hook(VALUE tpval, void *data)
 	if (a->den > 1 && !__atomic_load_n(&window_want, __ATOMIC_ACQUIRE)) {
 		if (!a->closing) {
 			a->closing = 1;
-			a->tail = now_ns() - __atomic_load_n(&window_closed_ns, __ATOMIC_RELAXED) < WINDOW_TAIL_NS;
+			a->tail = agent_now_ns() - __atomic_load_n(&window_closed_ns, __ATOMIC_RELAXED) < WINDOW_TAIL_NS;
 			window_schedule(); /* (this thread holds the GVL) */
 		}
 		if (!a->tail)
@@ -286,7 +264,7 @@ static void newobj_hook(VALUE tpval, void *data)
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
 	q->tid = my_tid;
-	q->ts = now_ns();
+	q->ts = agent_now_ns();
 	a->npending++; /* (after the fields: holder_mark reads them) */
 	schedule_job();
 }
@@ -541,8 +519,8 @@ static void send_counts(struct allocs *a, int end)
 	r->interval = a->interval;
 	r->den = a->den;
 	r->windows = a->windows;
-	r->hook_ns = a->hook_ns + (a->hook_since ? now_ns() - a->hook_since : 0);
-	r->ts = now_ns();
+	r->hook_ns = a->hook_ns + (a->hook_since ? agent_now_ns() - a->hook_since : 0);
+	r->ts = agent_now_ns();
 	r->live = a->lt.n;
 	r->untracked = a->untracked;
 	r->frees_lost = a->frees_lost;
@@ -588,6 +566,24 @@ static void job(void *data)
 	a->in_job = 0;
 }
 
+/* Install the allocation hook (counted as a window) and note when. */
+static void hook_in(struct allocs *a)
+{
+	rb_tracepoint_enable(a->tp);
+	a->windows++;
+	a->hook_since = agent_now_ns();
+}
+
+/* Remove it, if in, adding its time in. */
+static void hook_out(struct allocs *a)
+{
+	if (!a->hook_since)
+		return;
+	rb_tracepoint_disable(a->tp);
+	a->hook_ns += agent_now_ns() - a->hook_since;
+	a->hook_since = 0;
+}
+
 /* Windows: install or remove the hook as the timer wants it now (a postponed job: the GVL held, no hook running). */
 static void window_job(void *data)
 {
@@ -597,22 +593,15 @@ static void window_job(void *data)
 		return;
 	if (a->live && __atomic_load_n(&window_want, __ATOMIC_ACQUIRE)) {
 		a->closing = 0;
-		if (!a->hook_on) {
-			rb_tracepoint_enable(a->tp);
-			a->hook_on = 1;
-			a->windows++;
-			a->hook_since = now_ns();
-		}
-	} else if (a->hook_on) {
-		rb_tracepoint_disable(a->tp);
-		a->hook_on = 0;
+		if (!a->hook_since)
+			hook_in(a);
+	} else if (a->hook_since) {
+		hook_out(a);
 		a->closing = 0;
-		a->hook_ns += now_ns() - a->hook_since;
-		a->hook_since = 0;
-		if (a->live && !a->in_job)
+		if (a->live)
 			send_counts(a, 0);
 	}
-	window_applied(a->hook_on);
+	window_applied(a->hook_since != 0);
 }
 
 struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
@@ -648,7 +637,7 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 	a->interval = interval;
 	a->den = windows && interval >= 2 * WINDOW_DEN ? WINDOW_DEN : 1;
 	a->in_interval = (double)interval / a->den;
-	a->rng = now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)a;
+	a->rng = agent_now_ns() ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)a;
 	if (!a->rng)
 		a->rng = 1;
 	a->countdown = next_gap(a);
@@ -671,37 +660,27 @@ struct allocs *allocs_start(const char *settings, int *ring_fd, VALUE *err)
 		rb_postponed_job_register_one(0, job, NULL); /* (window.c says why: they run soon and do nothing) */
 		rb_postponed_job_register_one(0, window_job, NULL);
 #endif
-		int e = window_start(WINDOW_NS, a->den, next_random(a));
+		int e = window_start(WINDOW_NS, a->den, agent_random(&a->rng));
 		if (e) {
 			*err = rb_sprintf("cannot start the allocation windows' timer: %s", strerror(e));
 			allocs_stop(a);
 			return NULL;
 		}
-	} else {
-		rb_tracepoint_enable(a->tp);
-		a->hook_on = 1;
-		a->hook_since = now_ns();
-	}
-	if (a->den > 1)
 		*err = rb_sprintf("sampling one allocation in %llu on average: one in %.6g inside windows of %g ms, "
 				  "open 1/%u of the time at random%s", interval, a->in_interval,
-				  (double)WINDOW_NS / 1e6, a->den,
-				  follow ? "; each followed until it is freed" : "");
-	else
+				  (double)WINDOW_NS / 1e6, a->den, follow ? "; each followed until it is freed" : "");
+	} else {
+		hook_in(a);
 		*err = rb_sprintf("sampling one allocation in %llu on average, the hook in throughout%s", interval,
 				  follow ? "; each followed until it is freed" : "");
+	}
 	return a;
 }
 
 void allocs_stop(struct allocs *a)
 {
 	window_stop();
-	if (a->hook_on)
-		rb_tracepoint_disable(a->tp);
-	if (a->hook_since)
-		a->hook_ns += now_ns() - a->hook_since;
-	a->hook_on = 0;
-	a->hook_since = 0;
+	hook_out(a);
 	if (a->follow)
 		rb_tracepoint_disable(a->free_tp);
 	if (a->live) { /* (not in a fork's child: the ring is its parent's) */

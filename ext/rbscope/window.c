@@ -6,9 +6,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <ruby/debug.h>
 
 /*
@@ -53,37 +50,9 @@ static struct {
 volatile int window_want;
 volatile uint64_t window_closed_ns;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* (0, 1), from xorshift64*: the timer's own draws, independent of the program. */
-static double uniform(void)
-{
-	uint64_t x = w.rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	w.rng = x;
-	return ((double)((x * 0x2545F4914F6CDD1DULL) >> 11) + 0.5) / 9007199254740992.0;
-}
-
 static uint64_t gap_ns(void)
 {
-	return (uint64_t)(-log(uniform()) * (double)w.window_ns * (double)(w.den - 1));
-}
-
-/* Ask for the job: on the thread running Ruby code now, or the last one that did (Ruby's main_ractor running_ec). */
-static void ask(void)
-{
-#ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER
-	rb_postponed_job_trigger(job_handle);
-#else
-	rb_postponed_job_register_one(0, job_func, NULL);
-#endif
+	return (uint64_t)(-log(agent_unit(&w.rng)) * (double)w.window_ns * (double)(w.den - 1));
 }
 
 /* Sleep until ns from now; 1 if asked to stop. */
@@ -98,19 +67,19 @@ static void *timer_main(void *arg)
 {
 	(void)arg;
 	/* The equilibrium's start: open with probability 1/den, for a uniform part of a window. */
-	int open = uniform() * w.den < 1.0;
-	uint64_t left = open ? (uint64_t)(uniform() * (double)w.window_ns) : gap_ns();
+	int open = agent_unit(&w.rng) * w.den < 1.0;
+	uint64_t left = open ? (uint64_t)(agent_unit(&w.rng) * (double)w.window_ns) : gap_ns();
 	for (;;) {
 		if (open) {
 			__atomic_store_n(&window_want, 1, __ATOMIC_RELEASE);
 		} else {
-			__atomic_store_n(&window_closed_ns, mono_ns(), __ATOMIC_RELAXED);
+			__atomic_store_n(&window_closed_ns, agent_now_ns(), __ATOMIC_RELAXED);
 			__atomic_store_n(&window_want, 0, __ATOMIC_RELEASE);
 		}
-		ask();
-		uint64_t end = mono_ns() + left;
+		window_schedule();
+		uint64_t end = agent_now_ns() + left;
 		for (;;) {
-			uint64_t now = mono_ns();
+			uint64_t now = agent_now_ns();
 			if (now >= end)
 				break;
 			uint64_t step = end - now;
@@ -118,8 +87,8 @@ static void *timer_main(void *arg)
 				step = RETRY_NS;
 			if (nap(step))
 				return NULL;
-			if (open && !w.applied && mono_ns() < end)
-				ask();
+			if (open && !w.applied && agent_now_ns() < end)
+				window_schedule();
 		}
 		open = !open;
 		left = open ? w.window_ns : gap_ns();
@@ -176,6 +145,7 @@ void window_forked(void)
 	window_want = 0;
 }
 
+/* On the thread running Ruby code now, or the last one that did (Ruby's main Ractor's running_ec). */
 void window_schedule(void)
 {
 #ifdef HAVE_RB_POSTPONED_JOB_PREREGISTER

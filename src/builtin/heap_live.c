@@ -61,7 +61,8 @@ static int parse(int argc, char **argv, struct live_opts *o)
 		OPT_SECONDS(0, "every", &o->every, "look every SECS seconds (default 10)"),
 		OPT_INT(0, "top", &o->top, "N", "the N sites holding the most objects (default 10)", 1, 1e6,
 			"a positive number of sites"),
-		OPT_INT(0, "interval", &o->interval, "N", "sample one allocation in N, at random (default " ALLOC_INTERVAL_TEXT ")", 1, 1e9,
+		OPT_INT(0, "interval", &o->interval, "N",
+			"sample one allocation in N, at random (default " ALLOC_INTERVAL_TEXT ")", 1, 1e9,
 			"a positive number of allocations"),
 		OPT_STRING('o', "output", &o->output, "FILE",
 			   "also write what is alive at the end as a profile (pprof: inuse_objects,\n"
@@ -141,9 +142,9 @@ static int run(const struct live_opts *o, struct agent_conn *c)
 			if (!live_site_growing(site))
 				continue;
 			live_site_label(&r, site, label, sizeof(label));
+			uint64_t kept = (site->old_last - site->old_first) * (p.alloc_interval ? p.alloc_interval : 1);
 			printf("\n  %s: +%llu objects kept (of those a look old or more), %llu alive, allocated by:\n", label,
-			       (unsigned long long)((site->old_last - site->old_first) * (p.alloc_interval ? p.alloc_interval : 1)),
-			       (unsigned long long)site->last);
+			       (unsigned long long)kept, (unsigned long long)site->last);
 			live_site_stack(stdout, &r, site, 12);
 			n++;
 		}

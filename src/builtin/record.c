@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../alloc/alloc.h"
 #include "../builtin.h"
 #include "../lib/clock.h"
 #include "../lib/err.h"
@@ -16,7 +17,6 @@
 #include "../proc/task.h"
 #include "../ruby/jit.h"
 #include "agent_helpers.h"
-#include "../alloc/alloc.h"
 #include "record_alloc.h"
 
 struct record_opts {
@@ -81,7 +81,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		OPT_FLAG(0, "no-windows", &o->no_windows,
 			 "--mode alloc: keep the hook on allocation in throughout (by default it is in\n"
 			 "for short windows at random, 1/64 of the time: while it is in, every\n"
-			 "allocation takes Ruby's slow path, a quarter of an allocating loop's speed)"),
+			 "allocation takes Ruby's slow path, a third of an allocating loop's speed)"),
 		OPT_FLAG(0, "bytes", &o->by_bytes,
 			 "--mode alloc: weigh stacks by the bytes allocated, not the objects, in the\n"
 			 "formats that show one value (pprof shows both)"),
