@@ -399,7 +399,7 @@ else
 fi
 
 # --inject: the agent into processes that never loaded it.
-. "$top/tests/integration/inject.sh"
+src inject.sh
 
 # record --mode alloc: allocations sampled by the agent.
-. "$top/tests/integration/allocs.sh"
+src allocs.sh
