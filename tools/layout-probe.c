@@ -252,6 +252,14 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_body_insns_info_size OFF(BODY, insns_info.size)
 #define F_body_succ_index_table OFF(BODY, insns_info.succ_index_table)
 #define F_body_parent_iseq OFF(BODY, parent_iseq)
+/* methods in Ruby that backtraces show as C methods, at their caller's line (Primitive.attr! :c_trace, 3.4+) */
+#if V(3, 4)
+#define F_body_builtin_attrs OFF(BODY, builtin_attrs)
+#define F_builtin_attr_c_trace BUILTIN_ATTR_C_TRACE
+#else
+#define F_body_builtin_attrs NONE
+#define F_builtin_attr_c_trace NONE
+#endif
 #define F_insn_info_size ((long long)sizeof(struct iseq_insn_info_entry))
 #define F_insn_info_line_no OFF(struct iseq_insn_info_entry, line_no)
 #define F_iseq_type_top ISEQ_TYPE_TOP

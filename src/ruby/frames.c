@@ -345,7 +345,13 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		}
 		f->line = unknown ? FRAME_LINE_UNKNOWN : iseq_line(is, pc);
 		int clause = L->rescue_as_parent > 0 && (is->type == L->iseq_type_rescue || is->type == L->iseq_type_ensure);
+		int c_trace = is->c_trace;
 		name_iseq_frame(t, is, magic, eps[i], trusted, f); /* (is may be moved by it) */
+		if (c_trace) { /* (3.4's Array#each & co under YJIT: a C method to Ruby's backtraces, at its caller's line) */
+			f->kind = FRAME_CFUNC;
+			f->path = 0;
+			f->line = -1;
+		}
 		/* The frame of the code a rescue or ensure clause is in: from 3.4, Ruby shows the clause alone. */
 		int skip = skip_parent;
 		skip_parent = clause;

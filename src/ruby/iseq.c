@@ -158,7 +158,7 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 	size_t need = 0;
 	int64_t offs[] = { L->body_type, L->body_iseq_encoded, L->body_iseq_size, L->body_first_lineno, L->body_label,
 			   L->body_pathobj, L->body_insns_info_body, L->body_insns_info_positions,
-			   L->body_insns_info_size, L->body_succ_index_table, L->body_parent_iseq };
+			   L->body_insns_info_size, L->body_succ_index_table, L->body_parent_iseq, L->body_builtin_attrs };
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
 		if (offs[i] >= 0 && (size_t)offs[i] + 8 > need)
 			need = (size_t)offs[i] + 8;
@@ -173,6 +173,8 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 							 : (int32_t)get32(body, L->body_first_lineno);
 	is->label = intern_string(t, get64(body, L->body_label));
 	is->parent = L->body_parent_iseq >= 0 ? get64(body, L->body_parent_iseq) : 0;
+	is->c_trace = L->body_builtin_attrs >= 0 && L->builtin_attr_c_trace > 0 &&
+		      (get32(body, L->body_builtin_attrs) & (uint32_t)L->builtin_attr_c_trace);
 	/* The main script's label is a literal in libruby's read-only data, which a core may leave out. */
 	if (!is->label && is->type == L->iseq_type_main) {
 		int64_t id = strtab_intern(&t->strs, "<main>", 6);

@@ -13,6 +13,7 @@ struct iseq_info {
 	uint32_t qualified;   /* "Foo#bar" for methods, once the owner is known; 0 before */
 	int32_t first_lineno;
 	int type;
+	int c_trace;          /* a method in Ruby that backtraces show as a C method (3.4+'s Primitive.attr! :c_trace) */
 	uint64_t parent;      /* the iseq it is defined in (parent_iseq): a block's, an eval's code */
 	uint64_t encoded;     /* iseq_encoded */
 	uint32_t iseq_size;

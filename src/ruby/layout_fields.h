@@ -45,6 +45,8 @@
 	X(body_first_lineno) X(body_first_lineno_size) X(body_iseq_encoded) X(body_iseq_size) \
 	X(body_insns_info_body) X(body_insns_info_positions) X(body_insns_info_size) \
 	X(body_succ_index_table) X(body_parent_iseq) X(insn_info_size) X(insn_info_line_no) \
+	/* 3.4+: a method in Ruby that backtraces show as a C method (its builtin_attrs has c_trace) */ \
+	X(body_builtin_attrs) X(builtin_attr_c_trace) \
 	X(iseq_type_top) X(iseq_type_method) X(iseq_type_block) X(iseq_type_class) \
 	X(iseq_type_rescue) X(iseq_type_ensure) X(iseq_type_eval) X(iseq_type_main) \
 	/* 1 where backtraces name a rescue or ensure clause as the code it is in and leave that code's frame out (3.4+) */ \

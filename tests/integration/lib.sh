@@ -6,8 +6,8 @@
 RUBIES="3.1 3.3 2.7 3.4"
 RUBIES_STATIC="static static-nodebug static-stripped"
 # Rubies with a JIT on: bookworm's 3.1 with --yjit, and 3.3 built from Debian's source with YJIT (scripts/yjit-ruby:
-# its miniruby, the core classes only), with --yjit.
-RUBIES_JIT="3.1+yjit 3.3+yjit"
+# its miniruby, the core classes only), with --yjit. RUBIES_JIT="3.4+yjit" (scripts/yjit-ruby 3.4) by hand.
+RUBIES_JIT=${RUBIES_JIT:-"3.1+yjit 3.3+yjit"}
 # rubies_except VER...: $RUBIES without those (a check that cannot run on them says why where it is used).
 rubies_except() {
 	local v out=""

@@ -721,6 +721,45 @@ static void test_jit_frames_keep_their_method(void **state)
 }
 
 /*
+ * A method in Ruby marked c_trace (3.4+: YJIT's Array#each & co, Primitive.attr!
+ * :c_trace) is a C method to Ruby's backtraces: named by its method, at its
+ * caller's path and line. Before 3.4 there is no such mark: a Ruby frame.
+ */
+static void test_c_trace_method_is_a_c_method(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.3.8", "3.4.5" };
+	struct ruby_sample *s = sample_new();
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		struct image *img = image_two_threads(versions[v]);
+		const struct ruby_layout *L = img->L;
+		int has = L->body_builtin_attrs >= 0;
+		assert_int_equal(has, v == 1);
+		uint64_t body = iseq_addr(iseq_of(img, "b")) + 0x40;
+		if (has)
+			put32(img, body + off(L->body_builtin_attrs), (uint32_t)L->builtin_attr_c_trace | 1 /* (leaf too) */);
+		struct script sc = { .img = img };
+		struct ruby_target t;
+		target_open(&t, &sc);
+		assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+		const struct ruby_thread_sample *ts = &s->threads[0];
+		assert_string_equal(names(&t, ts), "c b a <main>");
+		const struct ruby_frame *b = &ts->frames[1], *a = &ts->frames[2];
+		assert_int_equal(b->kind, has ? FRAME_CFUNC : FRAME_RUBY);
+		assert_int_equal(b->line, has ? a->line : line_of(iseq_of(img, "b"), 1));
+		if (has)
+			assert_int_equal(b->path, a->path);
+		else
+			assert_int_not_equal(b->path, a->path);
+		assert_int_equal(ts->frames[0].kind, FRAME_RUBY);
+		assert_thread(&t, img, s, 1, 1, WORKER_STACK);
+		ruby_target_detach(&t);
+		image_free(img);
+	}
+	free(s);
+}
+
+/*
  * An M:N thread (3.3+, RUBY_MN_THREADS=1): no native thread of its own; on
  * none at the moment (th->nt NULL), it has no tid and no kernel state, and
  * says it is shared; on one, that one's tid. The main thread never is one.
@@ -1101,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_half_written_frame_pc_first_is_not_named),
 		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
 		cmocka_unit_test(test_jit_frames_keep_their_method),
+		cmocka_unit_test(test_c_trace_method_is_a_c_method),
 		cmocka_unit_test(test_mn_thread_is_shared),
 		cmocka_unit_test(test_other_ractor_threads_are_read),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),

@@ -62,6 +62,7 @@ const struct layout_path layout_paths[] = {
 	{ offsetof(struct ruby_layout, body_succ_index_table), "body_succ_index_table", "struct rb_iseq_constant_body", "insns_info.succ_index_table", -1 },
 	{ offsetof(struct ruby_layout, body_parent_iseq), "body_parent_iseq", "struct rb_iseq_constant_body", "parent_iseq", -1 },
 	{ offsetof(struct ruby_layout, insn_info_line_no), "insn_info_line_no", "struct iseq_insn_info_entry", "line_no", -1 },
+	{ offsetof(struct ruby_layout, body_builtin_attrs), "body_builtin_attrs", "struct rb_iseq_constant_body", "builtin_attrs", -1 },
 	{ offsetof(struct ruby_layout, me_flags), "me_flags", "rb_method_entry_t", "flags", -1 },
 	{ offsetof(struct ruby_layout, me_defined_class), "me_defined_class", "rb_method_entry_t", "defined_class", -1 },
 	{ offsetof(struct ruby_layout, me_def), "me_def", "rb_method_entry_t", "def", -1 },

@@ -3,6 +3,8 @@
 # JIT: only the innermost frame may not know its line, which rbscope shows as "?". Checks, over every stack:
 # - a frame of the chain (link1, link2, link3, the block in link3) sits on the frames that call it, in order
 #   (chain, link1, link2, link3, Integer#times, block in link3): none left out;
+# - Array#each is a C method at the path and line of its caller (3.4's YJIT runs a Ruby version of it, which Ruby's
+#   backtraces show as the C method: its path and line its caller's);
 # - Object#leaf sits on Object#tiny, and each kind's method on the loop's block;
 # - every frame but the innermost has a known line, and a caller's is the line of its call;
 # - the innermost frame of spread (a loop over three lines) is at one of its lines or "?", and no one line holds
@@ -53,6 +55,15 @@ File.foreach(ARGV[0]) do |l|
   elsif names.any? { |n| chain.include?(n) && n != "Integer#times" }
     fail_with["the chain's frames without Object#chain", frames]
   end
+  # Array#each at its caller's line, as a C method in Ruby's backtraces (3.4's YJIT runs a Ruby version of it,
+  # which they show as the C method: Primitive.attr! :c_trace)
+  names.each_with_index do |n, i|
+    next unless n == "Array#each" && i > 0
+    unless path_of[frames[i]] == path_of[frames[i - 1]] && line_no[frames[i]] == line_no[frames[i - 1]]
+      fail_with["Array#each not at its caller's path and line", frames]
+    end
+    seen[:each] += count.to_i
+  end
   if (i = names.index("Object#leaf"))
     fail_with["Object#leaf not on Object#tiny", frames] unless names[i - 1] == "Object#tiny" && i == inner
     seen[:leaf] += count.to_i
@@ -80,7 +91,8 @@ if known.values.sum >= 20 && known.values.max > 0.8 * known.values.sum
 end
 fail_with["no stack of the chain", []] if seen[:chain].zero?
 fail_with["no stack with Object#leaf", []] if seen[:leaf].zero?
-puts "#{seen[:stacks]} samples, #{seen[:chain]} in the chain, #{seen[:leaf]} in leaf; spread's innermost lines " \
+fail_with["no stack with Array#each", []] if seen[:each].zero?
+puts "#{seen[:stacks]} samples, #{seen[:chain]} in the chain, #{seen[:leaf]} in leaf, #{seen[:each]} with Array#each; spread's innermost lines " \
      "#{spread_top.sort_by { |k, _| k.to_s }.map { |k, v| "#{k}: #{v}" }.join(", ")}; " \
      "#{bad.empty? ? "all as Ruby has them" : bad.map { |k, v| "#{v} #{k}" }.join(", ")}"
 exit(bad.empty? ? 0 : 1)
