@@ -252,13 +252,47 @@ static long long bitpos(const unsigned char *p, size_t n, int what)
 #define F_body_insns_info_size OFF(BODY, insns_info.size)
 #define F_body_succ_index_table OFF(BODY, insns_info.succ_index_table)
 #define F_body_parent_iseq OFF(BODY, parent_iseq)
-/* methods in Ruby that backtraces show as C methods, at their caller's line (Primitive.attr! :c_trace, 3.4+) */
-#if V(3, 4)
+/* methods in Ruby that backtraces show as C methods, at their caller's line (Primitive.attr! :c_trace, 3.4+; the
+   attributes' word is 3.3's too, without that bit) */
+#if V(3, 3)
 #define F_body_builtin_attrs OFF(BODY, builtin_attrs)
-#define F_builtin_attr_c_trace BUILTIN_ATTR_C_TRACE
 #else
 #define F_body_builtin_attrs NONE
+#endif
+#if V(3, 4)
+#define F_builtin_attr_c_trace BUILTIN_ATTR_C_TRACE
+#else
 #define F_builtin_attr_c_trace NONE
+#endif
+/*
+ * 3.1's YJIT (in C): an iseq's blocks of JIT code (yjit_core.h, in a whole source tree only). yjit_blocks is a
+ * darray with a darray of block versions for each instruction where one starts; a block holds its iseq, its
+ * first instruction and the one after its last (iseq_encoded indexes), and its code's start and end.
+ */
+#if V(3, 1) && !V(3, 2) && __has_include("yjit_core.h")
+#include "yjit_core.h"
+#define F_body_yjit_blocks OFF(BODY, yjit_blocks)
+#define F_darray_size OFF(rb_darray_meta_t, size) /* (an int32_t in 3.1's) */
+#define F_darray_data ((long long)sizeof(rb_darray_meta_t)) /* (pointers after two int32_t: no padding) */
+#define F_yjit_block_iseq OFF(block_t, blockid.iseq)
+#define F_yjit_block_idx OFF(block_t, blockid.idx)
+#define F_yjit_block_end_idx OFF(block_t, end_idx)
+#define F_yjit_block_start OFF(block_t, start_addr)
+#define F_yjit_block_end OFF(block_t, end_addr)
+#else
+#define F_body_yjit_blocks NONE
+#if V(3, 4) && __has_include("darray.h") /* (3.4's darray, for its sorted heap pages: size_t there) */
+#include "darray.h"
+#define F_darray_size OFF(rb_darray_meta_t, size)
+#else
+#define F_darray_size NONE
+#endif
+#define F_darray_data NONE
+#define F_yjit_block_iseq NONE
+#define F_yjit_block_idx NONE
+#define F_yjit_block_end_idx NONE
+#define F_yjit_block_start NONE
+#define F_yjit_block_end NONE
 #endif
 #define F_insn_info_size ((long long)sizeof(struct iseq_insn_info_entry))
 #define F_insn_info_line_no OFF(struct iseq_insn_info_entry, line_no)

@@ -104,13 +104,18 @@ int pause_thread_stop(pid_t tid, uint64_t regs[17])
 		return errno == ESRCH ? ERR_GONE : -errno;
 	int err = ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 ? -errno : 0;
 	int r = err ? 0 : wait_tid_stopped(tid);
-	struct user_regs_struct u;
-	if (!err && r == 0 && ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
-		err = -errno;
+	if (!err && r == 0)
+		err = pause_thread_regs(tid, regs);
 	if (r == 0 && err)
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
-	if (err || r)
-		return err ? err : r == 1 ? ERR_GONE : r;
+	return err ? err : r == 1 ? ERR_GONE : r;
+}
+
+int pause_thread_regs(pid_t tid, uint64_t regs[17])
+{
+	struct user_regs_struct u;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &u) < 0)
+		return -errno;
 	/* DWARF's x86-64 register numbers */
 	const uint64_t v[17] = { u.rax, u.rdx, u.rcx, u.rbx, u.rsi, u.rdi, u.rbp, u.rsp, u.r8, u.r9,
 				 u.r10, u.r11, u.r12, u.r13, u.r14, u.r15, u.rip };

@@ -37,5 +37,7 @@ void pauser_detach(struct pauser *pz);
  */
 int pause_thread_stop(pid_t tid, uint64_t regs[17]);
 void pause_thread_go(pid_t tid);
+/* The registers (the same order) of a thread stopped by either: 0, or a negative code. */
+int pause_thread_regs(pid_t tid, uint64_t regs[17]);
 
 #endif

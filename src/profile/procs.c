@@ -318,7 +318,9 @@ static int read_one(struct procs *ps, struct proc_entry *e, uint64_t now, uint64
 	e->s.ticks_missed = missed;
 	int err = ps->cfg.blocking ? pauser_stop(&e->pz) : 0;
 	if (!err) {
+		e->t.stopped = ps->cfg.blocking;
 		err = sampler_tick(&e->s, now);
+		e->t.stopped = 0;
 		if (ps->cfg.blocking) {
 			int rerr = pauser_resume(&e->pz);
 			err = err ? err : rerr;

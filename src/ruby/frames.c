@@ -1,11 +1,13 @@
 /* frames.c: naming a thread's frames: methods with their class, blocks with their method, C methods, waits. */
 #include "frames.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../lib/map.h"
 #include "iseq.h"
+#include "jit.h"
 #include "object.h"
 #include "waits.h"
 
@@ -278,7 +280,7 @@ static int known_magic(const struct ruby_layout *L, uint64_t magic)
 }
 
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped)
+		     int trusted, uint64_t jit_ip, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -319,14 +321,22 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		 * JIT last saved, which it does before each call: its callers' are
 		 * exact, but the innermost frame's may be stale, 0, or an earlier
 		 * frame's left in that stack slot. Its method stands; its line is
-		 * unknown, never a wrong one.
+		 * the one the JIT's tables give for where the thread ran its code,
+		 * else unknown, never a wrong one.
 		 */
 		int jit = L->cfp_jit_return >= 0 && word(c, L->cfp_jit_return);
 		int unknown = jit && (i == 0 || !pc);
 		struct iseq_info *is;
 		int torn = 0;
+		int32_t jit_line = 0;
 		if (unknown) {
 			is = iseq_get(t, iseq);
+			if (is && i == 0 && jit_ip) {
+				t->jit_lines.asked++;
+				int r = ruby_jit_line(t, is, jit_ip, &jit_line);
+				t->jit_lines.found += !r;
+				t->jit_lines.spanning += r == -ERANGE;
+			}
 		} else if (pc) {
 			is = iseq_get_at(t, iseq, pc, &torn);
 			if (!is && torn && jit) { /* (an outer JIT frame whose pc is another call's: not one of Ruby's) */
@@ -343,7 +353,7 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 			*dropped += !trusted || torn;
 			continue;
 		}
-		f->line = unknown ? FRAME_LINE_UNKNOWN : iseq_line(is, pc);
+		f->line = jit_line ? jit_line : unknown ? FRAME_LINE_UNKNOWN : iseq_line(is, pc);
 		int clause = L->rescue_as_parent > 0 && (is->type == L->iseq_type_rescue || is->type == L->iseq_type_ensure);
 		int c_trace = is->c_trace;
 		name_iseq_frame(t, is, magic, eps[i], trusted, f); /* (is may be moved by it) */

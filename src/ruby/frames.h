@@ -21,9 +21,11 @@ uint32_t ruby_intern(struct ruby_target *t, const char *s);
  * method that switches fibers are left out. trusted: the read was
  * consistent, so "no class" may be cached. *dropped counts the frames left
  * out because they did not read as frames. at, unless NULL, gets where each
- * frame written lives. Returns the frames written.
+ * frame written lives. jit_ip: where the thread ran JIT code for the innermost
+ * frame as these frames were taken (0: not known), for that frame's line
+ * (ruby_jit_line). Returns the frames written.
  */
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped);
+		     int trusted, uint64_t jit_ip, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped);
 
 #endif

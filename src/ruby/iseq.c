@@ -41,6 +41,7 @@ void iseq_info_free(struct iseq_info *is)
 	free(is->lines);
 	free(is->positions);
 	free(is->succ);
+	free(is->jit);
 }
 
 int32_t iseq_line(const struct iseq_info *is, uint64_t pc)
@@ -166,6 +167,7 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 		return ERR_UNSUPPORTED;
 	if ((err = mem_read(&t->mem, bodyp, body, need)))
 		return err;
+	is->body = bodyp;
 	is->type = (int)get32(body, L->body_type);
 	is->encoded = get64(body, L->body_iseq_encoded);
 	is->iseq_size = get32(body, L->body_iseq_size);

@@ -24,6 +24,17 @@ struct iseq_info {
 	size_t succ_words;
 	int owner_tried; /* qualified is final (found, or known not to exist) */
 	int no_owner;    /* trusted reads that found no owner, towards caching that */
+	uint64_t body;   /* its constant body's address */
+	/* its blocks of JIT code as jit.c last read them (3.1's YJIT), and when (CLOCK_MONOTONIC) */
+	struct iseq_jit_block *jit;
+	uint32_t njit;
+	uint64_t jit_read_ns;
+};
+
+/* One block of an iseq's JIT code: where its code lies, and the line of every instruction it runs (0: several). */
+struct iseq_jit_block {
+	uint64_t start, end;
+	int32_t line;
 };
 
 /* The cached info of the iseq at addr, reading it on first sight; NULL if it does not validate. */

@@ -47,6 +47,9 @@
 	X(body_succ_index_table) X(body_parent_iseq) X(insn_info_size) X(insn_info_line_no) \
 	/* 3.4+: a method in Ruby that backtraces show as a C method (its builtin_attrs has c_trace) */ \
 	X(body_builtin_attrs) X(builtin_attr_c_trace) \
+	/* 3.1's YJIT: an iseq's blocks of JIT code (a darray of darrays of block_t *), each one's instructions and code */ \
+	X(body_yjit_blocks) X(darray_size) X(darray_data) \
+	X(yjit_block_iseq) X(yjit_block_idx) X(yjit_block_end_idx) X(yjit_block_start) X(yjit_block_end) \
 	X(iseq_type_top) X(iseq_type_method) X(iseq_type_block) X(iseq_type_class) \
 	X(iseq_type_rescue) X(iseq_type_ensure) X(iseq_type_eval) X(iseq_type_main) \
 	/* 1 where backtraces name a rescue or ensure clause as the code it is in and leave that code's frame out (3.4+) */ \

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "../lib/err.h"
+#include "../proc/pause.h"
 #include "frames.h"
 #include "quiet.h"
+#include "vm.h"
 
 #define RETRIES 2
 
@@ -347,9 +349,25 @@ static uint64_t label_words_end(const struct ruby_target *t, const struct walk_c
 	return ep >= sr->vlo && ep + 8 <= vhi ? ep + 8 : sr->vlo;
 }
 
+/*
+ * --blocking: where a thread stopped in JIT code ran it for its innermost
+ * frame (at cfp, its control frame cf read): its ip when the JIT's register
+ * for the frame it runs (r13) held cf's address; else 0.
+ */
+static uint64_t stopped_jit_ip(struct ruby_target *t, struct walk_slot *w, const unsigned char *th,
+			       const unsigned char *cf, uint64_t cfp)
+{
+	const struct ruby_layout *L = t->L;
+	uint64_t regs[17];
+	if (!t->stopped || L->cfp_jit_return < 0 || L->body_yjit_blocks < 0 || !walk_word(cf, L->cfp_jit_return))
+		return 0;
+	int32_t tid = vm_thread_host_tid(t, w, th, 0);
+	return tid > 0 && !pause_thread_regs(tid, regs) && regs[13] == cfp ? regs[16] : 0;
+}
+
 /* Name the frames of a read that covered them (v), and remember where the value stack's top was. */
-static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const struct stack_read *sr,
-		      const struct stack_view *v, struct thread_read *r)
+static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_slot *w, const unsigned char *th,
+		      const struct stack_read *sr, const struct stack_view *v, struct thread_read *r)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -381,7 +399,8 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	r->vs = c->buf + (sr->fhi - sr->flo);
 	r->vs_lo = sr->vlo;
 	r->vs_hi = label_words_end(t, c, sr, v, grew ? sr->vhi : vhi);
-	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), r->out, r->at, &dropped);
+	uint64_t jit_ip = stopped_jit_ip(t, w, th, cfps, v->top);
+	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), jit_ip, r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
@@ -470,7 +489,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 		 * a little more often than in short ones (bench/run rubocop measures
 		 * it against --blocking). The last try is kept with its holes.
 		 */
-		err = name_stack(t, c, w, &sr, &v, r);
+		err = name_stack(t, c, w, th, &sr, &v, r);
 		if (err || !r->salvaged || attempt >= RETRIES)
 			return err;
 		r->retried++;

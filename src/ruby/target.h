@@ -71,6 +71,10 @@ struct ruby_target {
 	uint64_t main_thread, main_ractor; /* read once, on the first sample */
 	uint64_t objspace;                 /* the GC's state (rb_objspace), read once; 0 where the layout has none */
 	uint64_t jit_flags[2];             /* &rb_yjit_enabled_p, &rb_zjit_enabled_p (bools) where symbols name them (jit.c) */
+	int stopped;                       /* --blocking: its threads are stopped (ptrace) while it is read */
+	struct {                           /* frames.c: innermost frames running JIT code named with where it ran: */
+		uint64_t asked, found, spanning; /* all, their line from the JIT's tables, in a block over several lines */
+	} jit_lines;
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	uint64_t samples;                  /* samples ruby_sample_take has begun (a walker slot's age, a label's) */
 	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */

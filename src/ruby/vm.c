@@ -100,6 +100,11 @@ int32_t vm_thread_tid_at(struct ruby_target *t, uint64_t th)
  * container seen from the host). 0 when the thread is not (or no longer)
  * among the process's: a tid of another namespace would name another thread.
  */
+int32_t vm_thread_host_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet)
+{
+	return w->th == t->main_thread && t->pid > 0 ? t->pid : vm_host_tid(t, vm_thread_tid(t, w, th, quiet));
+}
+
 int32_t vm_host_tid(struct ruby_target *t, int32_t tid)
 {
 	if (!t->other_pidns || tid <= 0)

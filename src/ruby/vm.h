@@ -50,6 +50,12 @@ int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t tha
 int32_t vm_thread_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet);
 /* That tid as we see it (a process in another pid namespace). */
 int32_t vm_host_tid(struct ruby_target *t, int32_t tid);
+/*
+ * The tid we see of the thread of slot w read into th (vm_thread_tid, then
+ * vm_host_tid): the main thread's is the pid (a forked child's rb_thread_t
+ * holds its parent's tid, and one in a pid namespace the inner one).
+ */
+int32_t vm_thread_host_tid(struct ruby_target *t, struct walk_slot *w, const unsigned char *th, int quiet);
 /* The host tid of the thread whose rb_thread_t is at th, read from the target (the pid for the main thread); 0 if unknown. */
 int32_t vm_thread_tid_at(struct ruby_target *t, uint64_t th);
 /* Where the GC's state word is, or 0. */

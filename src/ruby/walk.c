@@ -68,7 +68,7 @@ static void finish_thread(struct ruby_target *t, struct ruby_sample *s, struct w
 	 * in a forked child (a Puma worker) Ruby's own copy of it still holds the
 	 * parent's, and seen from outside a pid namespace it holds the inner one.
 	 */
-	ts->tid = ts->main && t->pid > 0 ? t->pid : vm_host_tid(t, vm_thread_tid(t, w, th, r->unchanged));
+	ts->tid = vm_thread_host_tid(t, w, th, r->unchanged);
 	ts->shared = L->th_dedicated_byte >= 0 && !ts->main &&
 		     !((th[L->th_dedicated_byte] >> L->th_dedicated_shift) & ((1u << L->th_dedicated_bits) - 1));
 	ts->kstate = (flags & WALK_KSTATE) && ts->tid && !t->core ? task_state(t->pid, ts->tid) : ts->shared && !ts->tid ? '-' : '?';

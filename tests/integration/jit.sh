@@ -39,6 +39,39 @@ for ver in $RUBIES_JIT; do
 	jit_frames "$ver" "--yjit --yjit-call-threshold=1" # (every method compiled at its first call)
 done
 
+# The running frame's line from the JIT's own tables (3.1's YJIT): jit-lines.rb's method runs two loops, each on a
+# line of its own, and times them. Its samples (its frame anywhere in the stack: Integer#* is a C method it calls
+# from the second loop) split between the two lines as its own time does, within 2 pp, in the default recording (the
+# ip its CPU took with the stack) and in --blocking's (the stopped thread's registers), both at once; and at most a
+# fifth of them are left at "?" (read from outside, or caught in the kernel).
+if start_ruby 3.1+yjit "$top/tests/integration/ruby/jit-lines.rb"; then
+	kill -USR1 "$pid"
+	"$RBSCOPE" record -p "$pid" -r 400 -d 8 --blocking -f collapsed -o "$work/jl-b.col" 2>"$work/jl-b.err" &
+	bp=$!
+	"$RBSCOPE" record -p "$pid" -r 400 -d 8 -f collapsed -o "$work/jl-d.col" 2>"$work/jl-d.err"
+	wait $bp
+	kill -USR1 "$pid"
+	await_true 50 sh -c "test \$(grep -c '^times' '$work/ruby-3.1+yjit.out') -ge 2"
+	stop_ruby "$pid"
+	own=$(awk '/^times/ { if (n++) printf "%.2f", 100 * ($2 - a) / ($2 - a + $3 - b); else { a = $2; b = $3 } }' "$work/ruby-3.1+yjit.out")
+	la=$(grep -n '(loop A)' "$top/tests/integration/ruby/jit-lines.rb" | cut -d: -f1)
+	lb=$(grep -n '(loop B)' "$top/tests/integration/ruby/jit-lines.rb" | cut -d: -f1)
+	for f in d b; do
+		got=$(awk -v la="$la" -v lb="$lb" '{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, fr, ";")
+			for (i = 1; i <= k; i++) if (fr[i] ~ /^Object#two \(/) { l = fr[i]; sub(/.*:/, "", l); sub(/\)$/, "", l); c[l] += n; t += n } }
+			END { if (t && c[la] + c[lb]) printf "%.2f %d %d %d", 100 * c[la] / (c[la] + c[lb]), c[la], c[lb], t }' "$work/jl-$f.col")
+		what=record
+		[ $f = b ] && what="record --blocking"
+		check "jit: ruby 3.1+yjit: $what: the running frame's line from YJIT's tables: the two loops' lines share the method's samples as its own time does, within 2 pp (loop A $got; own $own), a fifth at most unknown" \
+			awk -v g="$got" -v o="$own" 'BEGIN { n = split(g, a, " "); d = a[1] - o
+				exit !(n == 4 && o != "" && d * d <= 4 && a[2] + a[3] >= 0.8 * a[4] && a[4] >= 1000) }'
+	done
+	check "jit: ruby 3.1+yjit: record says how many lines YJIT's tables gave ($(grep -o "gave the line of [0-9]* of the [0-9]*" "$work/jl-d.err"))" \
+		grep -q "^rbscope: YJIT's own tables gave the line of [1-9][0-9]* of the [0-9]* innermost frames" "$work/jl-d.err"
+else
+	skipped "jit: ruby 3.1+yjit: lines from YJIT's tables: cannot start the program"
+fi
+
 # --native over JIT code (3.1 --yjit; the 3.3 build has no zlib): a method YJIT compiled calls a C method running libz
 # straight from its code. The JIT's code is one frame between the C method and the native functions it called (the
 # unwind stops there: JIT code has no CFI), in most samples of that C method.

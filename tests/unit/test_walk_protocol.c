@@ -12,6 +12,9 @@
 #include "lib/err.h"
 #include "ruby/label.h"
 #include "ruby/layout.h"
+#include "noise.h"
+#include "ruby/iseq.h"
+#include "ruby/jit.h"
 #include "ruby/target.h"
 #include "ruby/walk.h"
 
@@ -721,9 +724,85 @@ static void test_jit_frames_keep_their_method(void **state)
 }
 
 /*
+ * 3.1's YJIT: the line of a frame running JIT code, from the block of its
+ * iseq's code that holds the thread's ip: a block on one line gives it, one
+ * over several lines -ERANGE, code in no block (or a block listed for
+ * another iseq, torn) -ENOENT. Rubies whose JIT tables are not known: -ENOENT.
+ */
+#define AT_JIT 0x60000
+#define JIT_MAX_VERSIONS_TESTED 64 /* (jit.c's cap on one instruction's versions) */
+#define JIT_CODE 0x7f0000000000ULL
+static void put_block(struct image *img, uint64_t at, uint64_t iseq, uint32_t idx, uint32_t end_idx, uint64_t code)
+{
+	const struct ruby_layout *L = img->L;
+	put64(img, at + off(L->yjit_block_iseq), iseq);
+	put32(img, at + off(L->yjit_block_idx), idx);
+	put32(img, at + off(L->yjit_block_end_idx), end_idx);
+	put64(img, at + off(L->yjit_block_start), code);
+	put64(img, at + off(L->yjit_block_end), code + 0x40);
+}
+
+static void test_jit_line_from_the_jits_blocks(void **state)
+{
+	(void)state;
+	const char *versions[] = { "3.1.2", "3.3.8" };
+	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
+		struct image *img = image_two_threads(versions[v]);
+		const struct ruby_layout *L = img->L;
+		int k = iseq_of(img, "c");
+		uint64_t is_at = iseq_addr(k), arr = BASE + AT_JIT, lists = arr + 0x100, blocks = arr + 0x400;
+		if (v == 0) {
+			assert_true(L->body_yjit_blocks >= 0);
+			put64(img, is_at + 0x40 + off(L->body_yjit_blocks), arr);
+			put32(img, arr + off(L->darray_size), INSNS);
+			/* one block version listed at instructions 0, 1, 3 and 5 */
+			const uint32_t at[] = { 0, 1, 3, 5 }, end[] = { 3, 6, 8, 8 };
+			for (int i = 0; i < 4; i++) {
+				uint64_t list = lists + (uint64_t)i * 0x40, b = blocks + (uint64_t)i * 0x100;
+				put64(img, arr + off(L->darray_data) + at[i] * 8, list);
+				put32(img, list + off(L->darray_size), 1);
+				put64(img, list + off(L->darray_data), b);
+				/* (the one at 5 names another iseq: a list read torn) */
+				put_block(img, b, i == 3 ? iseq_addr(iseq_of(img, "b")) : is_at, at[i], end[i],
+					  JIT_CODE + (uint64_t)(i + 1) * 0x1000);
+			}
+		}
+		struct script sc = { .img = img };
+		struct ruby_target t;
+		target_open(&t, &sc);
+		struct iseq_info *is = iseq_get(&t, is_at);
+		assert_non_null(is);
+		int32_t line = 0;
+		if (v == 0) {
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x1008, &line), 0); /* instructions 0-2: a line */
+			assert_int_equal(line, line_of(k, 0));
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x303f, &line), 0); /* 3-7: the other */
+			assert_int_equal(line, line_of(k, 1));
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x2000, &line), -ERANGE); /* 1-5: both */
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x4010, &line), -ENOENT);
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x1040, &line), -ENOENT);
+			/* The JIT's lists and blocks as noise (torn by the JIT writing them): read again, no crash. */
+			for (unsigned seed = 1; seed <= 200; seed++) {
+				noise_fill(img->m + AT_JIT, 0x1000, arr, seed);
+				is->jit_read_ns = 0; /* (the cache a second old) */
+				int r = ruby_jit_line(&t, is, JIT_CODE + 0x1008 + seed, &line);
+				assert_true(r == 0 || r == -ERANGE || r == -ENOENT);
+				assert_true(is->njit <= INSNS * JIT_MAX_VERSIONS_TESTED);
+			}
+		} else {
+			assert_int_equal(L->body_yjit_blocks, -1);
+			assert_int_equal(ruby_jit_line(&t, is, JIT_CODE + 0x1008, &line), -ENOENT);
+		}
+		ruby_target_detach(&t);
+		image_free(img);
+	}
+}
+
+/*
  * A method in Ruby marked c_trace (3.4+: YJIT's Array#each & co, Primitive.attr!
  * :c_trace) is a C method to Ruby's backtraces: named by its method, at its
- * caller's path and line. Before 3.4 there is no such mark: a Ruby frame.
+ * caller's path and line. Before 3.4 there is no such mark: a Ruby frame, whatever
+ * its attributes' word holds.
  */
 static void test_c_trace_method_is_a_c_method(void **state)
 {
@@ -733,11 +812,11 @@ static void test_c_trace_method_is_a_c_method(void **state)
 	for (size_t v = 0; v < sizeof(versions) / sizeof(versions[0]); v++) {
 		struct image *img = image_two_threads(versions[v]);
 		const struct ruby_layout *L = img->L;
-		int has = L->body_builtin_attrs >= 0;
+		int has = L->builtin_attr_c_trace > 0;
 		assert_int_equal(has, v == 1);
+		assert_true(L->body_builtin_attrs >= 0); /* (3.3's attributes: no c_trace among them) */
 		uint64_t body = iseq_addr(iseq_of(img, "b")) + 0x40;
-		if (has)
-			put32(img, body + off(L->body_builtin_attrs), (uint32_t)L->builtin_attr_c_trace | 1 /* (leaf too) */);
+		put32(img, body + off(L->body_builtin_attrs), has ? (uint32_t)L->builtin_attr_c_trace | 1 : 0xf);
 		struct script sc = { .img = img };
 		struct ruby_target t;
 		target_open(&t, &sc);
@@ -1141,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_half_written_frame_iseq_first_is_not_named),
 		cmocka_unit_test(test_jit_frames_keep_their_method),
 		cmocka_unit_test(test_c_trace_method_is_a_c_method),
+		cmocka_unit_test(test_jit_line_from_the_jits_blocks),
 		cmocka_unit_test(test_mn_thread_is_shared),
 		cmocka_unit_test(test_other_ractor_threads_are_read),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),

@@ -8,6 +8,7 @@
  * Here the thread is interrupted, and sees its own stores.
  */
 #include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 
@@ -243,6 +244,10 @@ int capture(void *ctx)
 	r->gcw = 0;
 	r->slot = (__u16)slot;
 	r->unknown = unknown;
+	const struct pt_regs *regs = &((const struct bpf_perf_event_data *)ctx)->regs;
+	int user = (regs->cs & 3) == 3;
+	r->ip = user ? regs->rip : 0;
+	r->r13 = user ? regs->r13 : 0;
 	if (c->gc) {
 		__u32 w = 0;
 		if (!bpf_probe_read_user(&w, sizeof(w), (const void *)c->gc))

@@ -102,6 +102,9 @@ struct capture_rec {
 	capture_u64 env_at, env;
 	/* and --label's local of the innermost frame whose method has one (env_iseqs' high half), the same way */
 	capture_u64 label_at, label;
+	/* where the clock went off, in user mode (0: in the kernel), and r13 then: JIT code keeps the control frame it
+	   runs for there (YJIT, 3.1-3.4), so ip is that frame's code only when r13 is its address (jit.c) */
+	capture_u64 ip, r13;
 	struct capture_frame frames[CAPTURE_MAX_FRAMES];
 };
 
