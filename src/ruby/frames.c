@@ -331,12 +331,10 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		int32_t jit_line = 0;
 		if (unknown) {
 			is = iseq_get(t, iseq);
-			if (is && i == 0 && jit_ip) {
-				t->jit_lines.asked++;
-				int r = ruby_jit_line(t, is, jit_ip, &jit_line);
-				t->jit_lines.found += !r;
-				t->jit_lines.spanning += r == -ERANGE;
-			}
+			int r = is && i == 0 && jit_ip ? ruby_jit_line(t, is, jit_ip, &jit_line) : -ENOTSUP;
+			t->jit_lines.asked += r != -ENOTSUP;
+			t->jit_lines.found += !r;
+			t->jit_lines.spanning += r == -ERANGE;
 		} else if (pc) {
 			is = iseq_get_at(t, iseq, pc, &torn);
 			if (!is && torn && jit) { /* (an outer JIT frame whose pc is another call's: not one of Ruby's) */

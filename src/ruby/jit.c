@@ -133,7 +133,9 @@ static void read_blocks(struct ruby_target *t, struct iseq_info *is)
 
 int ruby_jit_line(struct ruby_target *t, struct iseq_info *is, uint64_t ip, int32_t *line)
 {
-	if (!ip || t->L->body_yjit_blocks < 0 || !is->body)
+	if (t->L->body_yjit_blocks < 0)
+		return -ENOTSUP;
+	if (!ip || !is->body)
 		return -ENOENT;
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < is->njit; i++) {

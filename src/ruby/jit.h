@@ -23,9 +23,9 @@ struct iseq_info;
  * it runs held this frame's address): from the JIT's own tables, the block of
  * is's code that holds ip, when every instruction of that block is on one
  * line. 0 with *line set; -ERANGE when the block spans lines; -ENOENT when ip
- * is in no block of is (code the JIT keeps apart: side exits, stubs) or this
- * Ruby's JIT tables are not known (only 3.1's YJIT's are). is's blocks are
- * kept with it, read again on a miss at most once a second.
+ * is in no block of is (code the JIT keeps apart: side exits, stubs);
+ * -ENOTSUP when this Ruby's JIT tables are not known (only 3.1's YJIT's are).
+ * is's blocks are kept with it, read again on a miss at most once a second.
  */
 int ruby_jit_line(struct ruby_target *t, struct iseq_info *is, uint64_t ip, int32_t *line);
 
