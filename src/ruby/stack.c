@@ -352,14 +352,18 @@ static uint64_t label_words_end(const struct ruby_target *t, const struct walk_c
 /*
  * --blocking: where a thread stopped in JIT code ran it for its innermost
  * frame (at cfp, its control frame cf read): its ip when the JIT's register
- * for the frame it runs (r13) held cf's address; else 0.
+ * for the frame it runs (r13) held cf's address; else 0. *asked: whether its
+ * registers were read for it (the frame ran JIT code, whose pc it does not
+ * save: its bytes stay put as it runs on, so the next read is a full one,
+ * with the registers then, never a quiet one keeping this line).
  */
 static uint64_t stopped_jit_ip(struct ruby_target *t, struct walk_slot *w, const unsigned char *th,
-			       const unsigned char *cf, uint64_t cfp)
+			       const unsigned char *cf, uint64_t cfp, int *asked)
 {
 	const struct ruby_layout *L = t->L;
 	uint64_t regs[17];
-	if (!t->stopped || L->cfp_jit_return < 0 || L->body_yjit_blocks < 0 || !walk_word(cf, L->cfp_jit_return))
+	*asked = t->stopped && L->cfp_jit_return >= 0 && L->body_yjit_blocks >= 0 && walk_word(cf, L->cfp_jit_return);
+	if (!*asked)
 		return 0;
 	int32_t tid = vm_thread_host_tid(t, w, th, 0);
 	return tid > 0 && !pause_thread_regs(tid, regs) && regs[13] == cfp ? regs[16] : 0;
@@ -399,10 +403,11 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	r->vs = c->buf + (sr->fhi - sr->flo);
 	r->vs_lo = sr->vlo;
 	r->vs_hi = label_words_end(t, c, sr, v, grew ? sr->vhi : vhi);
-	uint64_t jit_ip = stopped_jit_ip(t, w, th, cfps, v->top);
+	int regs_asked;
+	uint64_t jit_ip = stopped_jit_ip(t, w, th, cfps, v->top, &regs_asked);
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), jit_ip, r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
-	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip, r);
+	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip && !regs_asked, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros
 	   for pages it failed to read, e.g. next to glibc 2.41's madvise guard pages). */
 	r->unreadable = !r->nframes;
