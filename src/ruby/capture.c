@@ -313,8 +313,8 @@ static int on_rec(void *ctx, void *data, size_t size)
 	if (k)
 		c->at[0] = (struct ruby_frame_at){ 0 }; /* (the GC's frame) */
 	/* (JIT code runs for the control frame r13 holds: ip is the innermost frame's code only when that is it) */
-	uint64_t jit_ip = r->ip && r->r13 == r->cfp ? r->ip : 0;
-	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, jit_ip, c->frames + k,
+	const struct ruby_jit_at jit = { r->ip && r->r13 == r->cfp ? r->ip : 0, 0 };
+	k += ruby_name_frames(c->t, c->cfps, c->eps, n, (int)(r->total - (uint32_t)n), 1, &jit, c->frames + k,
 			      c->labels ? c->at + k : NULL, &dropped);
 	struct ruby_thread_sample ts = {
 		.th = r->th, .tid = f->tid, .name = ours ? f->name : 0, .state = THREAD_RUNNING, .kstate = 'R',

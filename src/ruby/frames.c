@@ -280,7 +280,8 @@ static int known_magic(const struct ruby_layout *L, uint64_t magic)
 }
 
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, uint64_t jit_ip, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped)
+		     int trusted, const struct ruby_jit_at *jit_at, struct ruby_frame *out, struct ruby_frame_at *at,
+		     int *dropped)
 {
 	const struct ruby_layout *L = t->L;
 	size_t csz = (size_t)L->cfp_size;
@@ -322,16 +323,17 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		 * exact, but the innermost frame's may be stale, 0, or an earlier
 		 * frame's left in that stack slot. Its method stands; its line is
 		 * the one the JIT's tables give for where the thread ran its code,
-		 * else unknown, never a wrong one.
+		 * else unknown, never a wrong one; unless the thread sleeps, in a
+		 * call the JIT saved the pc for.
 		 */
 		int jit = L->cfp_jit_return >= 0 && word(c, L->cfp_jit_return);
-		int unknown = jit && (i == 0 || !pc);
+		int unknown = jit && ((i == 0 && !(jit_at && jit_at->asleep)) || !pc);
 		struct iseq_info *is;
 		int torn = 0;
 		int32_t jit_line = 0;
 		if (unknown) {
 			is = iseq_get(t, iseq);
-			int r = is && i == 0 && jit_ip ? ruby_jit_line(t, is, jit_ip, &jit_line) : -ENOTSUP;
+			int r = is && i == 0 && jit_at && jit_at->ip ? ruby_jit_line(t, is, jit_at->ip, &jit_line) : -ENOTSUP;
 			t->jit_lines.asked += r != -ENOTSUP;
 			t->jit_lines.found += !r;
 			t->jit_lines.spanning += r == -ERANGE;

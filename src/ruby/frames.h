@@ -21,11 +21,17 @@ uint32_t ruby_intern(struct ruby_target *t, const char *s);
  * method that switches fibers are left out. trusted: the read was
  * consistent, so "no class" may be cached. *dropped counts the frames left
  * out because they did not read as frames. at, unless NULL, gets where each
- * frame written lives. jit_ip: where the thread ran JIT code for the innermost
- * frame as these frames were taken (0: not known), for that frame's line
- * (ruby_jit_line). Returns the frames written.
+ * frame written lives. jit (NULL: nothing known) tells the line of the
+ * innermost frame when it ran JIT code. Returns the frames written.
  */
+struct ruby_jit_at {
+	uint64_t ip; /* where the thread ran that frame's JIT code as the frames were taken (0: not known), for
+			ruby_jit_line */
+	int asleep;  /* the thread sleeps (its status stopped: Thread::Queue#pop, sleep): it runs no JIT code, and
+			the frame's pc is the one the JIT saved before the call it sleeps in */
+};
 int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t (*eps)[EP_WORDS], int n, int skip,
-		     int trusted, uint64_t jit_ip, struct ruby_frame *out, struct ruby_frame_at *at, int *dropped);
+		     int trusted, const struct ruby_jit_at *jit, struct ruby_frame *out, struct ruby_frame_at *at,
+		     int *dropped);
 
 #endif

@@ -404,8 +404,10 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	r->vs_lo = sr->vlo;
 	r->vs_hi = label_words_end(t, c, sr, v, grew ? sr->vhi : vhi);
 	int regs_asked;
-	uint64_t jit_ip = stopped_jit_ip(t, w, th, cfps, v->top, &regs_asked);
-	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), jit_ip, r->out, r->at, &dropped);
+	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	const struct ruby_jit_at jit = { stopped_jit_ip(t, w, th, cfps, v->top, &regs_asked),
+					 status == (unsigned)L->thread_stopped || status == (unsigned)L->thread_stopped_forever };
+	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), &jit, r->out, r->at, &dropped);
 	r->salvaged = dropped > 0 || v->rewritten; /* kept without the frames that did not read as frames, or mixed */
 	remember_clean(w, L, cfps, n, !v->torn && !moved && !dropped && !v->skip && !regs_asked, r);
 	/* A live frame always has an ep: all zeros is memory the source does not have (gdb writes zeros

@@ -39,6 +39,23 @@ for ver in $RUBIES_JIT; do
 	jit_frames "$ver" "--yjit --yjit-call-threshold=1" # (every method compiled at its first call)
 done
 
+# Threads parked in compiled code (every method compiled at its first call) against their own
+# Thread#backtrace_locations, frame by frame, as cores.sh checks the interpreter: every frame there, named and at
+# the line Ruby gives.
+for ver in $RUBIES_JIT; do
+	if ! jit_flags="--yjit --yjit-call-threshold=1" start_ruby "$ver" "$top/tests/integration/ruby/backtraces.rb"; then
+		skipped "jit: ruby $ver: parked threads: cannot start it ($(tail -n 1 "$work/chroot.err" 2>/dev/null))"
+		continue
+	fi
+	"$RBSCOPE" snapshot -p "$pid" --json >"$work/jit-bt.json" 2>"$work/e"
+	ruby "$top/tests/integration/ruby/compare-backtraces.rb" "/tmp/rbscope-backtraces-$pid.json" "$work/jit-bt.json" \
+		>"$work/jit-bt.txt" 2>&1
+	rc=$?
+	check "jit: ruby $ver, every method compiled: snapshot agrees frame by frame with Thread#backtrace_locations ($(tail -n 1 "$work/jit-bt.txt")$([ $rc = 0 ] || head -n 2 "$work/jit-bt.txt" | tr -s ' ' | cut -c1-300))" \
+		test $rc = 0
+	stop_ruby "$pid"
+done
+
 # The running frame's line from the JIT's own tables (3.1's YJIT): jit-lines.rb's method runs two loops, each on a
 # line of its own, and times them. Its samples (its frame anywhere in the stack: Integer#* is a C method it calls
 # from the second loop) split between the two lines as its own time does, within 2 pp, in the default recording (the

@@ -232,7 +232,7 @@ static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
 	put(m, me, (uint64_t)L->t_object);
 	for (int i = 0; i < 40; i++) {
 		int dropped = 0;
-		assert_int_equal(ruby_name_frames(&t, cfp, eps, 1, 0, i & 1, 0, out, NULL, &dropped), 0);
+		assert_int_equal(ruby_name_frames(&t, cfp, eps, 1, 0, i & 1, NULL, out, NULL, &dropped), 0);
 		assert_int_equal(dropped, 1);
 	}
 	/* then its method entry: named within a few lookups, and from then on */
@@ -243,7 +243,7 @@ static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
 	int named = 0;
 	for (int i = 0; i < 40; i++) {
 		int dropped = 0;
-		int n = ruby_name_frames(&t, cfp, eps, 1, 0, 1, 0, out, NULL, &dropped);
+		int n = ruby_name_frames(&t, cfp, eps, 1, 0, 1, NULL, out, NULL, &dropped);
 		assert_int_equal(n, 1);
 		const char *name = strtab_get(&t.strs, out[0].name);
 		if (!strcmp(name, "parse"))
@@ -264,14 +264,14 @@ static void test_cfunc_named_once_its_slot_holds_its_entry(void **state)
 	map_clear(&t.ids);
 	for (int i = 0; i < 40; i++) {
 		int dropped = 0;
-		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, 0, out, NULL, &dropped), 1);
+		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, NULL, out, NULL, &dropped), 1);
 		assert_string_equal(strtab_get(&t.strs, out[0].name), "(unknown C method)");
 	}
 	memcpy(m + (syms + (uint64_t)L->symbols_last_id - BASE), &last_id, 4);
 	named = 0;
 	for (int i = 0; i < 40; i++) {
 		int dropped = 0;
-		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, 0, out, NULL, &dropped), 1);
+		assert_int_equal(ruby_name_frames(&t, cfp, eps2, 1, 0, 1, NULL, out, NULL, &dropped), 1);
 		named += !strcmp(strtab_get(&t.strs, out[0].name), "parse");
 	}
 	assert_true(named >= 20);

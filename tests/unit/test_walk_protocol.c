@@ -839,6 +839,38 @@ static void test_c_trace_method_is_a_c_method(void **state)
 }
 
 /*
+ * A thread asleep (its status stopped: Thread::Queue#pop, which 3.3+ writes in
+ * Ruby, sleeping in a builtin) runs no JIT code: its innermost frame's pc is
+ * the one the JIT saved before that call, and gives its line. One left in
+ * the slot by another call is still not believed.
+ */
+static void test_jit_frame_of_a_sleeping_thread_has_its_line(void **state)
+{
+	(void)state;
+	struct ruby_sample *s = sample_new();
+	for (int stale = 0; stale <= 1; stale++) {
+		struct image *img = image_two_threads("3.3.8");
+		const struct ruby_layout *L = img->L;
+		put_thread(img, 0, L->thread_stopped_forever, 0, 4242, NULL);
+		uint64_t c = frame_addr(img, 0, MAIN_TOP);
+		if (stale)
+			put64(img, c + off(L->cfp_pc), code_addr(iseq_of(img, "serve")) + PC_AT * 8);
+		for (int d = 1; d <= MAIN_TOP; d++)
+			put64(img, frame_addr(img, 0, d) + off(L->cfp_jit_return), BASE + 0x10);
+		struct script sc = { .img = img };
+		struct ruby_target t;
+		target_open(&t, &sc);
+		assert_int_equal(ruby_sample_take(&t, s, 0), 0);
+		const struct ruby_thread_sample *ts = &s->threads[0];
+		assert_string_equal(names(&t, ts), "c b a <main>");
+		assert_int_equal(ts->frames[0].line, stale ? FRAME_LINE_UNKNOWN : line_of(iseq_of(img, "c"), 1));
+		ruby_target_detach(&t);
+		image_free(img);
+	}
+	free(s);
+}
+
+/*
  * An M:N thread (3.3+, RUBY_MN_THREADS=1): no native thread of its own; on
  * none at the moment (th->nt NULL), it has no tid and no kernel state, and
  * says it is shared; on one, that one's tid. The main thread never is one.
@@ -1221,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_jit_frames_keep_their_method),
 		cmocka_unit_test(test_c_trace_method_is_a_c_method),
 		cmocka_unit_test(test_jit_line_from_the_jits_blocks),
+		cmocka_unit_test(test_jit_frame_of_a_sleeping_thread_has_its_line),
 		cmocka_unit_test(test_mn_thread_is_shared),
 		cmocka_unit_test(test_other_ractor_threads_are_read),
 		cmocka_unit_test(test_thread_killed_between_reads_is_left_out),
