@@ -47,8 +47,11 @@ static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_
 	}
 	if (((flags >> L->fl_ushift) & (uint64_t)L->imemo_mask) != (uint64_t)L->imemo_ment)
 		return 0;
-	unsigned char buf[48], def[64];
-	if (mem_read(&t->mem, me, buf, sizeof(buf)))
+	/* (no more than the entry's words: one in the last slot of a heap page ends where the mapping may end) */
+	unsigned char buf[64], def[64];
+	int64_t need = L->me_def > L->me_owner ? L->me_def : L->me_owner;
+	need = (L->me_called_id > need ? L->me_called_id : need) + 8;
+	if (need > (int64_t)sizeof(buf) || mem_read(&t->mem, me, buf, (size_t)need))
 		return 0;
 	*not_me = 0;
 	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
