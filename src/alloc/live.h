@@ -45,7 +45,8 @@ int live_look(struct live_sites *s, struct alloc_reader *r);
  * A site that keeps growing: counting its objects alive at a look that were followed already at the look
  * before (garbage is freed sooner), the least of them in each third of the looks is more, by a sample at
  * least, than in the third before, and the last look has three samples more than the first. A leak's
- * floor keeps rising, whatever garbage of the same site a major GC frees now and then; a full cache's stays, and objects made once and kept a while (a connection's buffers) come in a step.
+ * floor keeps rising, whatever garbage of the same site a major GC frees now and then; a full cache's
+ * stays, and objects made once and kept a while (a connection's buffers) come in a step.
  */
 int live_site_growing(const struct live_site *site);
 /*

@@ -254,12 +254,11 @@ static void say_jit(struct procs *ps, const char *before, const char *name, cons
 		"method known and its line not (shown as ?)\n", jit ? jit : name,
 		now && !before ? " (turned on during the recording)" : "", (unsigned long long)sum->jit_lines,
 		(unsigned long long)sum->samples);
-	const struct ruby_target *t = ps->lead && ps->n ? &ps->v[0]->t : NULL;
-	if (t && t->jit_lines.asked)
-		fprintf(stderr, "rbscope: %s's own tables gave the line of %llu of the %llu innermost frames taken on their "
-			"CPU in its code (%llu in a block of code over several lines, the rest in code apart)\n",
-			jit ? jit : name, (unsigned long long)t->jit_lines.found, (unsigned long long)t->jit_lines.asked,
-			(unsigned long long)t->jit_lines.spanning);
+	if (sum->jit_table_asked)
+		fprintf(stderr, "rbscope: %s's own tables gave the line of %llu of the %llu innermost frames caught in its "
+			"code (%llu in a block of code over several lines, the rest in code apart)\n",
+			jit ? jit : name, (unsigned long long)sum->jit_table_found, (unsigned long long)sum->jit_table_asked,
+			(unsigned long long)sum->jit_table_spanning);
 }
 
 /* The status to exit with for a command rbscope started: its own, as a shell reports it. */

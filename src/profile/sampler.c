@@ -504,6 +504,10 @@ int sampler_tick(struct sampler *s, uint64_t t_ns)
 		return err;
 	}
 	s->st.torn += s->sample->torn;
+	/* (the captures drained above and this read asked them) */
+	s->st.jit_table_asked = s->target->jit_table.asked;
+	s->st.jit_table_found = s->target->jit_table.found;
+	s->st.jit_table_spanning = s->target->jit_table.spanning;
 	if (s->cfg.native) {
 		s->st.native_moved += s->sample->native_moved;
 		s->st.native_sampled += s->sample->native_sampled;

@@ -27,6 +27,9 @@ enum sampler_mode { SAMPLER_WALL, SAMPLER_CPU, SAMPLER_GVL };
 	X(salvaged, "thread stacks kept from their older frames after the top moved")                      \
 	X(unchanged, "thread stacks that read as at the sample before (walk.h)")                           \
 	X(jit_lines, "thread samples whose innermost Ruby frame ran JIT code: its line unknown")           \
+	X(jit_table_asked, "innermost frames caught in their JIT code, asked of the JIT's tables (target.h)")  \
+	X(jit_table_found, "those whose line the tables gave")                                                \
+	X(jit_table_spanning, "those in a block of code over several lines")                                  \
 	X(native_stops, "--native: threads stopped for their registers")                                   \
 	X(native_stop_ns, "--native: the time they were stopped, ns")                                      \
 	X(native_moved, "--native: thread stacks left without native frames (moved on during the unwind)") \

@@ -49,9 +49,9 @@ static uint32_t method_name_uncached(struct ruby_target *t, uint64_t me, uint32_
 		return 0;
 	/* (no more than the entry's words: one in the last slot of a heap page ends where the mapping may end) */
 	unsigned char buf[64], def[64];
-	int64_t need = L->me_def > L->me_owner ? L->me_def : L->me_owner;
-	need = (L->me_called_id > need ? L->me_called_id : need) + 8;
-	if (need > (int64_t)sizeof(buf) || mem_read(&t->mem, me, buf, (size_t)need))
+	const int64_t offs[] = { L->me_def, L->me_called_id, L->me_owner };
+	size_t need = layout_span(offs, sizeof(offs) / sizeof(offs[0]));
+	if (need > sizeof(buf) || mem_read(&t->mem, me, buf, need))
 		return 0;
 	*not_me = 0;
 	uint64_t defp = word(buf, L->me_def), owner = word(buf, L->me_owner);
@@ -337,9 +337,9 @@ int ruby_name_frames(struct ruby_target *t, const unsigned char *cfps, uint64_t 
 		if (unknown) {
 			is = iseq_get(t, iseq);
 			int r = is && i == 0 && jit_at && jit_at->ip ? ruby_jit_line(t, is, jit_at->ip, &jit_line) : -ENOTSUP;
-			t->jit_lines.asked += r != -ENOTSUP;
-			t->jit_lines.found += !r;
-			t->jit_lines.spanning += r == -ERANGE;
+			t->jit_table.asked += r != -ENOTSUP;
+			t->jit_table.found += !r;
+			t->jit_table.spanning += r == -ERANGE;
 		} else if (pc) {
 			is = iseq_get_at(t, iseq, pc, &torn);
 			if (!is && torn && jit) { /* (an outer JIT frame whose pc is another call's: not one of Ruby's) */

@@ -156,13 +156,11 @@ static int iseq_read(struct ruby_target *t, uint64_t addr, struct iseq_info *is)
 	if (err)
 		return err;
 	unsigned char body[512];
-	size_t need = 0;
-	int64_t offs[] = { L->body_type, L->body_iseq_encoded, L->body_iseq_size, L->body_first_lineno, L->body_label,
-			   L->body_pathobj, L->body_insns_info_body, L->body_insns_info_positions,
-			   L->body_insns_info_size, L->body_succ_index_table, L->body_parent_iseq, L->body_builtin_attrs };
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
-		if (offs[i] >= 0 && (size_t)offs[i] + 8 > need)
-			need = (size_t)offs[i] + 8;
+	const int64_t offs[] = { L->body_type, L->body_iseq_encoded, L->body_iseq_size, L->body_first_lineno,
+				 L->body_label, L->body_pathobj, L->body_insns_info_body, L->body_insns_info_positions,
+				 L->body_insns_info_size, L->body_succ_index_table, L->body_parent_iseq,
+				 L->body_builtin_attrs };
+	size_t need = layout_span(offs, sizeof(offs) / sizeof(offs[0]));
 	if (need > sizeof(body))
 		return ERR_UNSUPPORTED;
 	if ((err = mem_read(&t->mem, bodyp, body, need)))

@@ -84,14 +84,11 @@ static void read_blocks(struct ruby_target *t, struct iseq_info *is)
 	uint64_t arr, vers[JIT_MAX_VERSIONS];
 	int32_t size, nv;
 	unsigned char b[256];
-	int64_t need = L->yjit_block_iseq;
-	const int64_t offs[] = { L->yjit_block_idx, L->yjit_block_end_idx, L->yjit_block_start, L->yjit_block_end };
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
-		if (offs[i] > need)
-			need = offs[i];
-	need += 8;
+	const int64_t offs[] = { L->yjit_block_iseq, L->yjit_block_idx, L->yjit_block_end_idx, L->yjit_block_start,
+				 L->yjit_block_end };
+	size_t need = layout_span(offs, sizeof(offs) / sizeof(offs[0]));
 	is->njit = 0;
-	if (need > (int64_t)sizeof(b) || mem_read_u64(&t->mem, is->body + (uint64_t)L->body_yjit_blocks, &arr) || !arr ||
+	if (need > sizeof(b) || mem_read_u64(&t->mem, is->body + (uint64_t)L->body_yjit_blocks, &arr) || !arr ||
 	    mem_read(&t->mem, arr + (uint64_t)L->darray_size, &size, 4) || size <= 0 || (uint32_t)size > is->iseq_size)
 		return;
 	uint64_t *lists = malloc((size_t)size * 8);
@@ -107,7 +104,7 @@ static void read_blocks(struct ruby_target *t, struct iseq_info *is)
 		for (int32_t v = 0; v < nv; v++) {
 			uint64_t iseq, start, end;
 			uint32_t idx, end_idx;
-			if (!vers[v] || mem_read(&t->mem, vers[v], b, (size_t)need))
+			if (!vers[v] || mem_read(&t->mem, vers[v], b, need))
 				continue;
 			memcpy(&iseq, b + L->yjit_block_iseq, 8);
 			memcpy(&idx, b + L->yjit_block_idx, 4);

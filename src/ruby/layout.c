@@ -104,3 +104,12 @@ const char *ruby_layout_series(void)
 	}
 	return buf;
 }
+
+size_t layout_span(const int64_t *offs, size_t n)
+{
+	size_t span = 0;
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] >= 0 && (size_t)offs[i] + 8 > span)
+			span = (size_t)offs[i] + 8;
+	return span;
+}

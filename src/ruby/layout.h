@@ -2,6 +2,7 @@
 #ifndef RBSCOPE_LAYOUT_H
 #define RBSCOPE_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "layout_fields.h"
@@ -28,6 +29,13 @@ struct ruby_layout_range {
 	int major, minor, first, last;
 	const char *source; /* how it was made and checked: "Debian source", "headers only", ... */
 };
+
+/*
+ * The bytes from a struct's start that hold each of its n word fields at
+ * offs (-1: absent, left out): the most a read of them needs, and no more
+ * (the struct may end where the mapping does). 0 if none is present.
+ */
+size_t layout_span(const int64_t *offs, size_t n);
 
 /* All ranges, oldest first, ending with a NULL layout. */
 extern const struct ruby_layout_range ruby_layout_ranges[];

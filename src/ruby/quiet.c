@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vm.h"
+
 /*
  * A thread whose stack stayed put over the last two samples (most threads of
  * a server, parked in a queue, a select or a sleep) is read the quiet way:
@@ -46,7 +48,7 @@ int quiet_judge(const struct ruby_target *t, struct walk_slot *w, const unsigned
 		       const struct quiet_parts *q, struct thread_read *r)
 {
 	const struct ruby_layout *L = t->L;
-	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	unsigned status = vm_thread_status(L, th);
 	w->quiet = walk_word(th, L->th_ec) == w->ec && status != (unsigned)L->thread_killed && q->e[L->ec_cfp / 8] == w->top.cfp &&
 		   q->e[L->ec_vm_stack / 8] == w->stack &&
 		   w->stack + q->e[L->ec_vm_stack_size / 8] * 8 == w->end && q->me == w->top.me &&

@@ -404,7 +404,7 @@ static int name_stack(struct ruby_target *t, struct walk_cache *c, struct walk_s
 	r->vs_lo = sr->vlo;
 	r->vs_hi = label_words_end(t, c, sr, v, grew ? sr->vhi : vhi);
 	int regs_asked;
-	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	unsigned status = vm_thread_status(L, th);
 	const struct ruby_jit_at jit = { stopped_jit_ip(t, w, th, cfps, v->top, &regs_asked),
 					 status == (unsigned)L->thread_stopped || status == (unsigned)L->thread_stopped_forever };
 	r->nframes = ruby_name_frames(t, cfps, c->eps, n, v->skip, !(v->torn || moved), &jit, r->out, r->at, &dropped);
@@ -453,7 +453,7 @@ int stack_read_thread(struct ruby_target *t, struct walk_cache *c, struct walk_s
 			return err == -EFAULT ? ERR_TORN : err;
 		*have_th = 1;
 		uint64_t ec = walk_word(th, L->th_ec);
-		unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+		unsigned status = vm_thread_status(L, th);
 		if (!ec || status == (unsigned)L->thread_killed)
 			return 0;
 		if (with_stack && sr.ec_pre != ec && sr.ec_pre) {

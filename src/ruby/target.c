@@ -304,11 +304,7 @@ static void set_read_lengths(struct ruby_target *t)
 	const struct ruby_layout *L = t->L;
 	int64_t offs[] = { L->th_lt_node + 8, L->th_ec, L->th_name, L->th_status_byte, L->th_tid, L->th_nt,
 			   L->th_thread_id, L->th_unblock_func, L->th_self, L->th_dedicated_byte };
-	int64_t max = 0;
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
-		if (offs[i] > max)
-			max = offs[i];
-	t->th_read_len = (size_t)max + 8;
+	t->th_read_len = layout_span(offs, sizeof(offs) / sizeof(offs[0]));
 }
 
 static void init_target(struct ruby_target *t, pid_t pid)

@@ -74,7 +74,7 @@ struct ruby_target {
 	int stopped;                       /* --blocking: its threads are stopped (ptrace) while it is read */
 	struct {                           /* frames.c: innermost frames running JIT code named with where it ran: */
 		uint64_t asked, found, spanning; /* all, their line from the JIT's tables, in a block over several lines */
-	} jit_lines;
+	} jit_table;
 	struct walk_cache *walk;           /* where each thread's stack was last time, see walk.c */
 	uint64_t samples;                  /* samples ruby_sample_take has begun (a walker slot's age, a label's) */
 	struct label_envs *label_envs;     /* the Rack envs label.c has read, by where they were */

@@ -19,10 +19,15 @@
  * extension that lets go of the GVL with no unblocking function reads as
  * waiting for the GVL.
  */
+unsigned vm_thread_status(const struct ruby_layout *L, const unsigned char *th)
+{
+	return (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+}
+
 int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner)
 {
 	const struct ruby_layout *L = t->L;
-	unsigned status = (th[L->th_status_byte] >> L->th_status_shift) & ((1u << L->th_status_bits) - 1);
+	unsigned status = vm_thread_status(L, th);
 	if (status == (unsigned)L->thread_killed)
 		return THREAD_KILLED;
 	if (gvl_owner == thaddr)

@@ -38,6 +38,8 @@ int vm_read_main(struct ruby_target *t);
 int vm_list_area(struct ruby_target *t, struct list_area *a);
 /* From a read of that area (buf): the list's head, its first thread and the GVL's owner. */
 void vm_list_parse(const struct list_area *a, const unsigned char *buf, uint64_t *head, uint64_t *first, uint64_t *owner);
+/* The status word of rb_thread_t th (the layout's thread_runnable, thread_stopped, ...). */
+unsigned vm_thread_status(const struct ruby_layout *L, const unsigned char *th);
 /* A thread's state (enum thread_state) from its rb_thread_t th at thaddr, given the GVL's owner. */
 int vm_thread_state(struct ruby_target *t, const unsigned char *th, uint64_t thaddr, uint64_t gvl_owner);
 /*
